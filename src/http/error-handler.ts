@@ -1,0 +1,50 @@
+import type { Middleware } from 'koa';
+import { ApiError, ERROR_CODES, type ErrorBody } from '../errors';
+import type { Logger } from '../logger';
+import type { Metrics } from '../metrics';
+import { sendFixed, type FixedResponse } from './fixed-responses';
+
+/** Header naming the error code on answers whose body is fixed (pixel, script). */
+export const ERROR_HEADER = 'X-Tributary-Error';
+
+function toApiError(err: unknown, logger: Logger): ApiError {
+  if (err instanceof ApiError) return err;
+  logger.error({ err }, 'unhandled error');
+  return new ApiError('ERR_INTERNAL');
+}
+
+/**
+ * First in the chain: renders every error as `{"error":{code,message,field}}` (or the fixed
+ * body of a pixel with the code in a header), turns unmatched routes into JSON 404/405, and
+ * counts requests by matched route and status.
+ */
+export function createErrorHandler(logger: Logger, metrics: Metrics): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.body === undefined || ctx.body === null) {
+        if (ctx.status === 404) throw new ApiError('ERR_NOT_FOUND', `No endpoint at ${ctx.path}.`);
+        if (ctx.status === 405) throw new ApiError('ERR_METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}.`);
+      }
+    } catch (err) {
+      const error = toApiError(err, logger);
+      for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
+      const fixed = ctx.state.fixed as FixedResponse | undefined;
+      if (fixed) {
+        ctx.set(ERROR_HEADER, error.code);
+        sendFixed(ctx, fixed, error.status);
+      } else {
+        ctx.status = error.status;
+        ctx.body = { error: error.toBody() } satisfies { error: ErrorBody };
+      }
+      if (error.status === 403 || error.code === 'ERR_INVALID_TOKEN') ctx.remove('Access-Control-Allow-Origin');
+      if (error.status >= 500 && error.code !== 'ERR_INTERNAL') logger.warn({ code: error.code, message: error.message }, 'request refused');
+    } finally {
+      const endpoint = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+      metrics.requests.inc({ endpoint: String(endpoint), method: ctx.method, status: String(ctx.status) });
+    }
+  };
+}
+
+/** The statuses the registry can answer with, for documentation and tests. */
+export const KNOWN_STATUSES = new Set(Object.values(ERROR_CODES).map((c) => c.status));

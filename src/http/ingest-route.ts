@@ -1,0 +1,92 @@
+import type { Context } from 'koa';
+import { v7 as uuidv7 } from 'uuid';
+import type { Config } from '../config';
+import { ApiError, type RecordError } from '../errors';
+import type { Metrics } from '../metrics';
+import { normalizeRecord } from '../records/normalize';
+import { extractPayload, type FlatParams, type ParsedBody } from '../records/payload';
+import type { RecordKind, RequestContext, TrackedRecord } from '../records/types';
+import type { IngestWriter } from '../queue/ingest-writer';
+import type { RateLimiter } from '../trackers/rate-limiter';
+import type { TrackerResolver } from '../trackers/resolver';
+import type { Tracker } from '../trackers/types';
+
+export interface IngestDeps {
+  config: Readonly<Config>;
+  resolver: TrackerResolver;
+  writer: IngestWriter;
+  rateLimiter: RateLimiter;
+  metrics: Metrics;
+}
+
+type RecordResult = { id: string } | { error: RecordError };
+
+/** What the route tells the live view about each request; the console subscribes to it later. */
+export interface IngestOutcome {
+  tracker: Tracker;
+  accepted: TrackedRecord[];
+  results: RecordResult[];
+  /** The client sent an array: answer one result per record. */
+  batch: boolean;
+}
+
+function originAllowed(tracker: Tracker, origin: string | undefined): boolean {
+  if (!origin) return true;
+  return tracker.corsOrigins.includes('*') || tracker.corsOrigins.includes(origin);
+}
+
+async function resolveTracker(deps: IngestDeps, token: string | undefined): Promise<Tracker> {
+  if (token === undefined) throw new ApiError('ERR_MISSING_TOKEN');
+  let tracker: Tracker | undefined;
+  try {
+    tracker = await deps.resolver.resolve(token);
+  } catch (err) {
+    throw new ApiError('ERR_QUEUE_UNAVAILABLE', `Trackers cannot be read: ${(err as Error).message}`, undefined, { 'Retry-After': String(deps.config.retryAfterSeconds) });
+  }
+  if (!tracker) throw new ApiError('ERR_INVALID_TOKEN');
+  return tracker;
+}
+
+function requestContext(ctx: Context): RequestContext {
+  const context: RequestContext = { ip: ctx.ip };
+  const ua = ctx.get('user-agent');
+  const referer = ctx.get('referer');
+  if (ua) context.userAgent = ua;
+  if (referer) context.referer = referer;
+  return context;
+}
+
+/**
+ * The v3 handler shared by every form: parse → authenticate → validate each record → store in
+ * Redis → answer. Returns the outcome for the caller that renders the response.
+ */
+export async function ingest(ctx: Context, kind: RecordKind, deps: IngestDeps): Promise<IngestOutcome> {
+  const { limits } = deps.config;
+  const payload = extractPayload(
+    { query: ctx.query as FlatParams, body: ctx.state.body as ParsedBody, authorization: ctx.get('authorization') || undefined },
+    limits,
+  );
+  const tracker = await resolveTracker(deps, payload.token);
+  ctx.state.trackerId = tracker.id;
+  if (!originAllowed(tracker, ctx.get('origin') || undefined)) throw new ApiError('ERR_ORIGIN_NOT_ALLOWED', `Origin ${ctx.get('origin')} is not allowed by this tracker.`);
+
+  const receivedAt = new Date().toISOString();
+  const context = tracker.captureContext ? requestContext(ctx) : undefined;
+  const accepted: TrackedRecord[] = [];
+  const results: RecordResult[] = payload.items.map((item) => {
+    if ('error' in item) return item;
+    const outcome = normalizeRecord({ kind, raw: item.fields, id: uuidv7(), receivedAt, timeZone: tracker.timeZone, limits, context });
+    if (!outcome.ok) return { error: outcome.error };
+    accepted.push(outcome.record);
+    return { id: outcome.record.id };
+  });
+  for (const r of results) if ('error' in r) deps.metrics.recordsRejected.inc({ code: r.error.code });
+
+  if (accepted.length > 0) {
+    const wait = deps.rateLimiter.take(tracker.id, tracker.rateLimit, accepted.length);
+    if (wait > 0) throw new ApiError('ERR_RATE_LIMITED', undefined, undefined, { 'Retry-After': String(wait) });
+    await deps.writer.write(tracker.id, accepted);
+    deps.metrics.recordsAccepted.inc({ kind }, accepted.length);
+  }
+  return { tracker, accepted, results, batch: payload.batch };
+}

@@ -1,0 +1,118 @@
+import type { Limits } from '../config';
+import { recordError, type RecordError } from '../errors';
+import { parseEventTime } from './event-time';
+import { CLIENT_RESERVED, type JsonValue, type Properties, type RecordKind, type RequestContext, type TrackedRecord } from './types';
+
+export interface NormalizeInput {
+  kind: RecordKind;
+  /** One raw record: the URL parameters overlaid with the encoded payload; `_token` already removed. */
+  raw: Record<string, unknown>;
+  id: string;
+  receivedAt: string;
+  timeZone: string;
+  limits: Limits;
+  context?: RequestContext;
+}
+
+export type NormalizeResult = { ok: true; record: TrackedRecord } | { ok: false; error: RecordError };
+
+const fail = (error: RecordError): NormalizeResult => ({ ok: false, error });
+
+/** `_uid` and `_sid`: strings, or JSON numbers stored as their decimal string. */
+function readKey(value: unknown, field: string, limits: Limits): string | RecordError {
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  if (typeof value !== 'string') return recordError('ERR_INVALID_FIELD', field, `${field} must be a string or a number.`);
+  if (value.length === 0) return recordError('ERR_INVALID_FIELD', field, `${field} must not be empty.`);
+  if (value.length > limits.idLength) return recordError('ERR_VALUE_TOO_LONG', field, `${field} is longer than ${limits.idLength} characters.`);
+  return value;
+}
+
+/**
+ * Walks a property value once, checking depth, key length and string length.
+ * Returns the offending path, or undefined when the value is within limits.
+ */
+function checkValue(value: unknown, path: string, depth: number, limits: Limits): RecordError | undefined {
+  if (typeof value === 'string') {
+    return value.length > limits.valueLength
+      ? recordError('ERR_VALUE_TOO_LONG', path, `${path} is longer than ${limits.valueLength} characters.`)
+      : undefined;
+  }
+  if (value === null || typeof value !== 'object') return undefined;
+  if (depth >= limits.depth) return recordError('ERR_TOO_DEEP', path, `${path} is nested deeper than ${limits.depth} levels.`);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const err = checkValue(value[i], `${path}[${i}]`, depth + 1, limits);
+      if (err) return err;
+    }
+    return undefined;
+  }
+  for (const key of Object.keys(value)) {
+    if (key.length > limits.keyLength) return recordError('ERR_KEY_TOO_LONG', `${path}.${key.slice(0, 64)}`, `A property name under ${path} is longer than ${limits.keyLength} characters.`);
+    const err = checkValue((value as Record<string, unknown>)[key], `${path}.${key}`, depth + 1, limits);
+    if (err) return err;
+  }
+  return undefined;
+}
+
+/** Validates one raw record and turns it into the queued shape. Pure: no I/O, no clock. */
+export function normalizeRecord(input: NormalizeInput): NormalizeResult {
+  const { kind, raw, limits } = input;
+  const allowed = CLIENT_RESERVED[kind];
+  const properties: Properties = Object.create(null) as Properties;
+  const record: TrackedRecord = { kind, id: input.id, receivedAt: input.receivedAt, properties };
+  let propertyCount = 0;
+
+  for (const key of Object.keys(raw)) {
+    const value = raw[key];
+    if (key.startsWith('_')) {
+      if (!allowed.has(key)) {
+        return fail(recordError('ERR_RESERVED_FIELD', key, `${key} is reserved and not accepted on a ${kind}; rename the property without the leading underscore.`));
+      }
+      continue;
+    }
+    if (key.length > limits.keyLength) return fail(recordError('ERR_KEY_TOO_LONG', key.slice(0, 64), `A property name is longer than ${limits.keyLength} characters.`));
+    if (++propertyCount > limits.propertiesPerRecord) return fail(recordError('ERR_TOO_MANY_PROPERTIES', undefined, `The record has more than ${limits.propertiesPerRecord} properties.`));
+    const err = checkValue(value, key, 0, limits);
+    if (err) return fail(err);
+    properties[key] = value as JsonValue;
+  }
+
+  if (raw._uid !== undefined && raw._uid !== null) {
+    const uid = readKey(raw._uid, '_uid', limits);
+    if (typeof uid !== 'string') return fail(uid);
+    record.uid = uid;
+  } else if (kind === 'user') {
+    return fail(recordError('ERR_MISSING_FIELD', '_uid', 'A user needs _uid.'));
+  }
+
+  if (kind !== 'user') {
+    if (raw._sid !== undefined && raw._sid !== null) {
+      const sid = readKey(raw._sid, '_sid', limits);
+      if (typeof sid !== 'string') return fail(sid);
+      record.sid = sid;
+    } else if (kind === 'session') {
+      return fail(recordError('ERR_MISSING_FIELD', '_sid', 'A session needs _sid.'));
+    }
+  }
+
+  if (kind === 'event') {
+    const name = raw._event;
+    if (name === undefined) return fail(recordError('ERR_MISSING_FIELD', '_event', 'An event needs _event.'));
+    if (typeof name !== 'string' || name.length === 0) return fail(recordError('ERR_INVALID_FIELD', '_event', '_event must be a non-empty string.'));
+    if (name.length > limits.idLength) return fail(recordError('ERR_VALUE_TOO_LONG', '_event', `_event is longer than ${limits.idLength} characters.`));
+    record.event = name;
+
+    const at = raw._event_at;
+    if (at === undefined || at === null || at === '') {
+      record.eventAt = input.receivedAt;
+    } else {
+      if (typeof at !== 'string') return fail(recordError('ERR_INVALID_FIELD', '_event_at', '_event_at must be a string such as 2026-11-22T14:03:00.'));
+      const parsed = parseEventTime(at, input.timeZone);
+      if (!parsed.ok) return fail(recordError('ERR_INVALID_FIELD', '_event_at', `_event_at ${JSON.stringify(at.slice(0, 40))}: ${parsed.reason}.`));
+      record.eventAt = parsed.iso;
+    }
+  }
+
+  if (input.context) record.context = input.context;
+  return { ok: true, record };
+}

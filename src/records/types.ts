@@ -1,0 +1,41 @@
+/** The three levels of tracking data, named as their endpoint paths name them. */
+export const RECORD_KINDS = ['user', 'session', 'event'] as const;
+export type RecordKind = (typeof RECORD_KINDS)[number];
+
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+/** Free-form properties. Built on null-prototype objects so that `__proto__` is an ordinary key. */
+export type Properties = Record<string, JsonValue>;
+
+/** Who sent the record, captured when the tracker asks for it. */
+export interface RequestContext {
+  ip?: string;
+  userAgent?: string;
+  referer?: string;
+}
+
+/**
+ * A validated, normalized record as it is queued and delivered. Field names here are the
+ * TypeScript names; destinations write them under the reserved column names
+ * (`_id`, `_uid`, `_sid`, `_event`, `_event_at`, `_received_at`).
+ */
+export interface TrackedRecord {
+  kind: RecordKind;
+  /** `_id`: UUIDv7, so ids sort by receive time. */
+  id: string;
+  /** `_received_at`: ISO 8601 UTC with milliseconds. */
+  receivedAt: string;
+  uid?: string;
+  sid?: string;
+  event?: string;
+  /** `_event_at`: ISO 8601 UTC with milliseconds; the receive time when the client sent none. */
+  eventAt?: string;
+  properties: Properties;
+  context?: RequestContext;
+}
+
+/** Reserved names that clients may send, per kind. `_token` is accepted everywhere and never stored. */
+export const CLIENT_RESERVED: Readonly<Record<RecordKind, ReadonlySet<string>>> = {
+  user: new Set(['_uid']),
+  session: new Set(['_sid', '_uid']),
+  event: new Set(['_event', '_uid', '_sid', '_event_at']),
+};

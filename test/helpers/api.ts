@@ -1,0 +1,61 @@
+import type { Job } from 'bullmq';
+import supertest from 'supertest';
+import { loadConfig, type Config } from '../../src/config';
+import { createLogger } from '../../src/logger';
+import { createMetrics } from '../../src/metrics';
+import type { IngestJobData } from '../../src/queue/ingest-job';
+import type { TrackedRecord } from '../../src/records/types';
+import { createApiRuntime, type ApiRuntime } from '../../src/runtime';
+import { generateToken } from '../../src/trackers/tokens';
+import { TrackerSchema, type Tracker } from '../../src/trackers/types';
+import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from './redis';
+
+export interface TestApi {
+  runtime: ApiRuntime;
+  config: Readonly<Config>;
+  prefix: string;
+  http: ReturnType<typeof supertest>;
+  tracker: Tracker;
+  token: string;
+  /** Adds another tracker to the store. */
+  addTracker: (fields?: Partial<Tracker>) => Promise<{ tracker: Tracker; token: string }>;
+  /** Every record queued so far, in queue order. */
+  queuedRecords: () => Promise<Array<TrackedRecord & { trackerId: string }>>;
+  close: () => Promise<void>;
+}
+
+export async function startTestApi(env: Record<string, string> = {}, trackerFields: Partial<Tracker> = {}, redisUrl = TEST_REDIS_URL): Promise<TestApi> {
+  const prefix = uniquePrefix('api');
+  const config = loadConfig({ REDIS_PREFIX: prefix, LOG_LEVEL: 'silent', ...env });
+  const runtime = createApiRuntime(config, redisUrl, createLogger('silent'), createMetrics(false));
+  await runtime.queue.waitUntilReady();
+
+  let n = 0;
+  const addTracker = async (fields: Partial<Tracker> = {}) => {
+    const token = generateToken();
+    const tracker = TrackerSchema.parse({ id: `trk-${++n}`, name: `Tracker ${n}`, tokens: [{ token }], ...fields });
+    await runtime.store.save(tracker);
+    return { tracker, token: tracker.tokens[0]!.token };
+  };
+  const { tracker, token } = await addTracker(trackerFields);
+
+  return {
+    runtime,
+    config,
+    prefix,
+    http: supertest(runtime.app.callback()),
+    tracker,
+    token,
+    addTracker,
+    queuedRecords: async () => {
+      const jobs: Array<Job<IngestJobData>> = await runtime.queue.getJobs(['waiting', 'prioritized', 'delayed', 'active', 'completed'], 0, -1, true);
+      return jobs
+        .sort((a, b) => Number(a.id) - Number(b.id))
+        .flatMap((job) => job.data.records.map((r) => ({ ...r, trackerId: job.data.trackerId })));
+    },
+    close: async () => {
+      await runtime.close();
+      await deletePrefix(prefix, redisUrl);
+    },
+  };
+}
