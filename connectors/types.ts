@@ -1,0 +1,49 @@
+import type { z } from 'zod';
+import type { Logger } from '../src/logger';
+import type { TrackedRecord } from '../src/records/types';
+import type { ConnectorError } from './errors';
+
+/** How the delivery plumbing groups records for one write. */
+export interface BatchLimits {
+  /** Most records in one write. */
+  maxRecords: number;
+  /** A batch that is not full is written once its oldest record has waited this long. */
+  maxAgeMs: number;
+}
+
+/** One record's fate in a write. `retry` records are sent again; `failed` ones are dead-lettered. */
+export type RecordOutcome = { status: 'ok' } | { status: 'retry'; error: ConnectorError } | { status: 'failed'; error: ConnectorError };
+
+/** What a connector gets for one destination. Holds no plumbing: batching and retries live in jobs/. */
+export interface DestinationContext<S> {
+  trackerId: string;
+  destinationId: string;
+  settings: S;
+  /** Root for anything a connector keeps on local disk. */
+  dataDir: string;
+  logger: Logger;
+  now: () => Date;
+}
+
+/** One destination's open handle. `write` returns one outcome per record, in order. */
+export interface DestinationWriter {
+  /**
+   * Writes a batch. Events must be appended idempotently (keyed on `record.id`); users and
+   * sessions are merged by key in the order given. Throws only ConnectorError subclasses for a
+   * failure of the whole batch.
+   */
+  write(records: readonly TrackedRecord[], signal: AbortSignal): Promise<RecordOutcome[]>;
+  /** A harmless round trip that proves the settings work (e.g. the tables exist or can be made). */
+  test(signal: AbortSignal): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface Connector<S = unknown> {
+  /** The destination `type` this connector serves, e.g. `local`. */
+  readonly type: string;
+  readonly description: string;
+  /** Checked when a destination is saved and again when a worker opens it. */
+  readonly settingsSchema: z.ZodType<S>;
+  readonly batch: BatchLimits;
+  open(ctx: DestinationContext<S>): Promise<DestinationWriter>;
+}

@@ -1,0 +1,105 @@
+import type { Redis } from 'ioredis';
+import type { ConnectorError } from '../connectors/errors';
+import type { TrackedRecord } from '../src/records/types';
+import type { DeliveryKeys } from './keys';
+
+export interface DeadLetter {
+  /** Id of the entry in the dead-letter stream. */
+  entryId: string;
+  record: TrackedRecord;
+  error: { kind: string; message: string; status?: number };
+  failedAt: string;
+}
+
+// Moves entries back to the destination stream and removes them from the dead-letter stream,
+// one entry at a time inside one script, so a crash never leaves a record in both or neither.
+const REPLAY = `
+local moved = 0
+for i = 1, #ARGV do
+  local entry = redis.call('XRANGE', KEYS[1], ARGV[i], ARGV[i])
+  if #entry == 1 then
+    local fields = entry[1][2]
+    for j = 1, #fields, 2 do
+      if fields[j] == 'r' then redis.call('XADD', KEYS[2], '*', 'r', fields[j + 1]) end
+    end
+    redis.call('XDEL', KEYS[1], ARGV[i])
+    moved = moved + 1
+  end
+end
+return moved`;
+
+function fieldsToObject(fields: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i + 1 < fields.length; i += 2) out[fields[i]!] = fields[i + 1]!;
+  return out;
+}
+
+/** The per-destination store of records a destination refused for good. */
+export class DeadLetterStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: Pick<DeliveryKeys, 'deadLetters' | 'stream'>,
+  ) {}
+
+  async add(items: ReadonlyArray<{ record: TrackedRecord; error: ConnectorError }>, now = new Date()): Promise<void> {
+    if (items.length === 0) return;
+    const tx = this.redis.multi();
+    for (const { record, error } of items) {
+      const err = { kind: error.kind, message: error.message, ...(error.details.status !== undefined ? { status: error.details.status } : {}) };
+      tx.xadd(this.keys.deadLetters, '*', 'r', JSON.stringify(record), 'e', JSON.stringify(err), 'at', now.toISOString());
+    }
+    await tx.exec();
+  }
+
+  count(): Promise<number> {
+    return this.redis.xlen(this.keys.deadLetters);
+  }
+
+  /** Oldest first; `after` is an entry id to page from (exclusive). */
+  async list(count = 100, after?: string): Promise<DeadLetter[]> {
+    const start = after ? `(${after}` : '-';
+    const entries = await this.redis.xrange(this.keys.deadLetters, start, '+', 'COUNT', count);
+    return entries.map(([entryId, fields]) => {
+      const f = fieldsToObject(fields);
+      return { entryId, record: JSON.parse(f.r ?? '{}') as TrackedRecord, error: JSON.parse(f.e ?? '{}') as DeadLetter['error'], failedAt: f.at ?? '' };
+    });
+  }
+
+  /** Sends entries back for delivery (all when `entryIds` is omitted), in chunks; reports progress. */
+  async replay(entryIds?: readonly string[], onProgress?: (done: number, total: number) => void, chunk = 500): Promise<number> {
+    return this.forEachChunk(entryIds, chunk, onProgress, (ids) => this.redis.eval(REPLAY, 2, this.keys.deadLetters, this.keys.stream, ...ids) as Promise<number>);
+  }
+
+  /** Drops entries for good (all when `entryIds` is omitted). */
+  async discard(entryIds?: readonly string[], onProgress?: (done: number, total: number) => void, chunk = 500): Promise<number> {
+    return this.forEachChunk(entryIds, chunk, onProgress, (ids) => this.redis.xdel(this.keys.deadLetters, ...ids));
+  }
+
+  private async forEachChunk(
+    entryIds: readonly string[] | undefined,
+    chunk: number,
+    onProgress: ((done: number, total: number) => void) | undefined,
+    apply: (ids: string[]) => Promise<number>,
+  ): Promise<number> {
+    let done = 0;
+    if (entryIds) {
+      for (let i = 0; i < entryIds.length; i += chunk) {
+        done += await apply(entryIds.slice(i, i + chunk));
+        onProgress?.(done, entryIds.length);
+      }
+      return done;
+    }
+    // "All" means all that are there now: records that fail again during a replay wait for the next one.
+    const newest = await this.redis.xrevrange(this.keys.deadLetters, '+', '-', 'COUNT', 1);
+    const last = newest[0]?.[0];
+    if (last === undefined) return 0;
+    const total = await this.count();
+    for (;;) {
+      const page = await this.redis.xrange(this.keys.deadLetters, '-', last, 'COUNT', chunk);
+      if (page.length === 0) break;
+      done += await apply(page.map(([id]) => id));
+      onProgress?.(done, total);
+    }
+    return done;
+  }
+}

@@ -1,0 +1,59 @@
+import type { Redis } from 'ioredis';
+import type { ConnectorError } from '../connectors/errors';
+import { streamIdTime, type DeliveryKeys } from './keys';
+
+/** What an operator sees of one destination. */
+export interface DestinationStatus {
+  /** Records accepted but not yet confirmed by the destination. */
+  queued: number;
+  /** Records in the batch being written right now (by whichever process leads). */
+  inFlight: number;
+  delivered: number;
+  /** Records in the dead-letter store. */
+  deadLettered: number;
+  /** Age of the oldest record not yet delivered, in milliseconds (0 when none). */
+  lagMs: number;
+  lastDeliveredAt: string | null;
+  lastError: { kind: string; message: string; at: string } | null;
+  /** Set while delivery waits for the settings or the access to be fixed. */
+  paused: string | null;
+}
+
+/** Writes and reads the status hash of a destination. */
+export class DestinationStatusStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: DeliveryKeys,
+  ) {}
+
+  async recordError(error: ConnectorError, at = new Date()): Promise<void> {
+    const fields: Record<string, string> = { lastError: JSON.stringify({ kind: error.kind, message: error.message, at: at.toISOString() }) };
+    if (error.kind === 'configuration') fields.paused = error.message;
+    await this.redis.hset(this.keys.status, fields);
+  }
+
+  async setInFlight(count: number): Promise<void> {
+    await this.redis.hset(this.keys.status, 'inFlight', String(count));
+  }
+
+  async read(now = Date.now()): Promise<DestinationStatus> {
+    const [hash, queued, deadLettered, cursor] = await Promise.all([
+      this.redis.hgetall(this.keys.status),
+      this.redis.xlen(this.keys.stream),
+      this.redis.xlen(this.keys.deadLetters),
+      this.redis.get(this.keys.cursor),
+    ]);
+    const oldest = await this.redis.xrange(this.keys.stream, cursor ? `(${cursor}` : '-', '+', 'COUNT', 1);
+    const oldestId = oldest[0]?.[0];
+    return {
+      queued: Math.max(0, queued),
+      inFlight: Number(hash.inFlight ?? 0),
+      delivered: Number(hash.delivered ?? 0),
+      deadLettered,
+      lagMs: oldestId ? Math.max(0, now - streamIdTime(oldestId)) : 0,
+      lastDeliveredAt: hash.lastDeliveredAt ?? null,
+      lastError: hash.lastError ? (JSON.parse(hash.lastError) as DestinationStatus['lastError']) : null,
+      paused: hash.paused || null,
+    };
+  }
+}

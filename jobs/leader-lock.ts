@@ -1,0 +1,66 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+
+const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`;
+const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
+
+/**
+ * A lease on one destination: whoever holds it is the only process delivering there, which is
+ * what keeps updates to one key in order across workers. It is renewed every third of its TTL;
+ * if the holder dies, another worker takes over once the TTL lapses.
+ */
+export class LeaderLock {
+  readonly token = randomUUID();
+  private timer: NodeJS.Timeout | undefined;
+  private readonly lost = new AbortController();
+
+  constructor(
+    private readonly redis: Redis,
+    readonly key: string,
+    private readonly ttlMs: number,
+  ) {}
+
+  /** Aborts when the lease is lost (expired under us, or Redis unreachable past the TTL). */
+  get signal(): AbortSignal {
+    return this.lost.signal;
+  }
+
+  async acquire(): Promise<boolean> {
+    const ok = await this.redis.set(this.key, this.token, 'PX', this.ttlMs, 'NX');
+    if (ok !== 'OK') return false;
+    let lastRenewed = Date.now();
+    this.timer = setInterval(() => {
+      this.redis
+        .eval(RENEW, 1, this.key, this.token, this.ttlMs)
+        .then((renewed) => {
+          if (renewed === 1) lastRenewed = Date.now();
+          else this.lose('lease taken over');
+        })
+        .catch(() => {
+          if (Date.now() - lastRenewed > this.ttlMs) this.lose('lease could not be renewed');
+        });
+    }, Math.max(50, Math.floor(this.ttlMs / 3)));
+    this.timer.unref();
+    return true;
+  }
+
+  /** Is the lease still ours? Asked right before a delivery is confirmed. */
+  async holds(): Promise<boolean> {
+    return (await this.redis.get(this.key)) === this.token;
+  }
+
+  async release(): Promise<void> {
+    this.stop();
+    await this.redis.eval(RELEASE, 1, this.key, this.token).catch(() => undefined);
+  }
+
+  private lose(reason: string): void {
+    this.stop();
+    this.lost.abort(new Error(reason));
+  }
+
+  private stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}

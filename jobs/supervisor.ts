@@ -1,0 +1,137 @@
+import type { Redis } from 'ioredis';
+import type { ConnectorRegistry } from '../connectors/registry';
+import type { DestinationWriter } from '../connectors/types';
+import { ConfigurationError } from '../connectors/errors';
+import type { Logger } from '../src/logger';
+import type { TrackerStore } from '../src/trackers/store';
+import type { Destination } from '../src/trackers/types';
+import { DeliveryLoop, DEFAULT_DELIVERY_OPTIONS, type DeliveryLoopOptions } from './delivery-loop';
+import { DestinationStatusStore } from './destination-status';
+import { deliveryKeys, type DestinationRef } from './keys';
+import { LeaderLock } from './leader-lock';
+
+export interface SupervisorOptions {
+  redisPrefix: string;
+  dataDir: string;
+  /** How often trackers are re-read to start, stop or restart destinations. Default 2000 ms. */
+  discoverIntervalMs: number;
+  /** Lease of a destination; another worker takes over this long after a holder dies. Default 15 s. */
+  leaseMs: number;
+  delivery: Omit<DeliveryLoopOptions, 'batch'>;
+}
+
+export const DEFAULT_SUPERVISOR_OPTIONS: Omit<SupervisorOptions, 'redisPrefix' | 'dataDir'> = {
+  discoverIntervalMs: 2000,
+  leaseMs: 15_000,
+  delivery: DEFAULT_DELIVERY_OPTIONS,
+};
+
+interface Running {
+  fingerprint: string;
+  stop: AbortController;
+  done: Promise<void>;
+}
+
+const refKey = (ref: DestinationRef) => `${ref.trackerId}/${ref.destinationId}`;
+
+/**
+ * Runs a delivery loop for every enabled destination this process holds the lease of, and keeps
+ * that set in step with the trackers: a new destination starts within one discovery interval, a
+ * removed or disabled one stops, one whose settings changed restarts with the new settings.
+ */
+export class DeliverySupervisor {
+  private readonly running = new Map<string, Running>();
+  private timer: NodeJS.Timeout | undefined;
+  private discovering: Promise<void> | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly store: TrackerStore,
+    private readonly registry: ConnectorRegistry,
+    private readonly logger: Logger,
+    private readonly opts: SupervisorOptions,
+  ) {}
+
+  start(): void {
+    const tick = () => {
+      if (this.stopped) return;
+      this.discovering = this.discover()
+        .catch((err: unknown) => this.logger.warn({ err: (err as Error).message }, 'destination discovery failed'))
+        .finally(() => {
+          if (!this.stopped) this.timer = setTimeout(tick, this.opts.discoverIntervalMs);
+        });
+    };
+    tick();
+  }
+
+  /** Stops every loop: each finishes the write in hand or hands its batch back, then releases its lease. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.discovering;
+    for (const r of this.running.values()) r.stop.abort(new Error('stopping'));
+    await Promise.all([...this.running.values()].map((r) => r.done));
+  }
+
+  /** Ids (`tracker/destination`) of the destinations this process delivers right now. */
+  leading(): string[] {
+    return [...this.running.keys()];
+  }
+
+  private async discover(): Promise<void> {
+    const wanted = new Map<string, { ref: DestinationRef; destination: Destination }>();
+    for (const tracker of await this.store.list()) {
+      for (const destination of tracker.destinations) {
+        if (!destination.enabled) continue;
+        const ref = { trackerId: tracker.id, destinationId: destination.id };
+        wanted.set(refKey(ref), { ref, destination });
+      }
+    }
+    for (const [key, run] of this.running) {
+      const want = wanted.get(key);
+      if (!want || JSON.stringify(want.destination) !== run.fingerprint) run.stop.abort(new Error('destination changed'));
+    }
+    for (const [key, { ref, destination }] of wanted) {
+      if (this.stopped || this.running.has(key)) continue;
+      await this.tryLead(key, ref, destination);
+    }
+  }
+
+  private async tryLead(key: string, ref: DestinationRef, destination: Destination): Promise<void> {
+    const keys = deliveryKeys(this.opts.redisPrefix, ref);
+    const lock = new LeaderLock(this.redis, keys.lock, this.opts.leaseMs);
+    if (!(await lock.acquire())) return;
+    const status = new DestinationStatusStore(this.redis, keys);
+    const connector = this.registry.get(destination.type);
+    const settings = connector?.settingsSchema.safeParse(destination.settings);
+    if (!connector || !settings?.success) {
+      const reason = !connector ? `no connector for destination type "${destination.type}"` : `invalid settings: ${settings!.error!.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`;
+      await status.recordError(new ConfigurationError(reason));
+      await lock.release();
+      return;
+    }
+    const stop = new AbortController();
+    const run: Running = { fingerprint: JSON.stringify(destination), stop, done: Promise.resolve() };
+    this.running.set(key, run);
+    const log = this.logger.child({ trackerId: ref.trackerId, destinationId: ref.destinationId, type: destination.type });
+    run.done = (async () => {
+      let writer: DestinationWriter | undefined;
+      const blocking = this.redis.duplicate();
+      blocking.on('error', () => undefined);
+      try {
+        writer = await connector.open({ ...ref, settings: settings.data, dataDir: this.opts.dataDir, logger: log, now: () => new Date() });
+        log.info('delivering');
+        await new DeliveryLoop(this.redis, blocking, keys, writer, lock, { ...this.opts.delivery, batch: connector.batch }, log).run(stop.signal);
+      } catch (err) {
+        log.warn({ err: (err as Error).message }, 'destination could not be opened');
+        await status.recordError(err instanceof ConfigurationError ? err : new ConfigurationError((err as Error).message)).catch(() => undefined);
+      } finally {
+        await writer?.close().catch(() => undefined);
+        blocking.disconnect();
+        await lock.release();
+        this.running.delete(key);
+      }
+    })();
+  }
+}

@@ -1,0 +1,42 @@
+import type { ConnectorRegistry } from '../connectors/registry';
+import type { Config } from '../src/config';
+import type { Logger } from '../src/logger';
+import { createRedis } from '../src/queue/redis';
+import { TrackerStore } from '../src/trackers/store';
+import { startRouter } from './router';
+import { DeliverySupervisor, DEFAULT_SUPERVISOR_OPTIONS, type SupervisorOptions } from './supervisor';
+
+export interface WorkerRuntime {
+  supervisor: DeliverySupervisor;
+  /** Finishes or hands back the work in hand, then disconnects. */
+  close: () => Promise<void>;
+}
+
+/** The delivery half of Tributary: routes the ingest queue and runs destination loops. */
+export async function startWorkerRuntime(
+  config: Readonly<Config>,
+  redisUrl: string,
+  registry: ConnectorRegistry,
+  logger: Logger,
+  overrides: Partial<Omit<SupervisorOptions, 'redisPrefix' | 'dataDir'>> = {},
+): Promise<WorkerRuntime> {
+  const connection = createRedis(redisUrl, 'worker');
+  const commands = createRedis(redisUrl, 'worker');
+  const store = new TrackerStore(commands, config.redisPrefix);
+  const router = await startRouter(connection, commands, store, logger.child({ component: 'router' }), { redisPrefix: config.redisPrefix });
+  const supervisor = new DeliverySupervisor(commands, store, registry, logger.child({ component: 'delivery' }), {
+    ...DEFAULT_SUPERVISOR_OPTIONS,
+    ...overrides,
+    redisPrefix: config.redisPrefix,
+    dataDir: config.dataDir,
+  });
+  supervisor.start();
+  return {
+    supervisor,
+    close: async () => {
+      await Promise.all([router.close(), supervisor.stop()]);
+      connection.disconnect();
+      commands.disconnect();
+    },
+  };
+}
