@@ -1,0 +1,8 @@
+import { ConnectorRegistry } from './registry';
+import type { Connector } from './types';
+
+/** Every connector Tributary ships, by destination type. */
+export function createDefaultRegistry(): ConnectorRegistry {
+  const connectors: Connector[] = [];
+  return new ConnectorRegistry(connectors);
+}

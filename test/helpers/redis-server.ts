@@ -1,0 +1,72 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { waitFor } from './wait';
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * A redis-server of the test's own, on a free port with its own data directory, for tests that
+ * stop, kill or restart Redis. Stopped by PID; the machine's shared Redis is never touched.
+ */
+export class OwnRedis {
+  private child: ChildProcess | undefined;
+  readonly dir = mkdtempSync(path.join(tmpdir(), 'tributary-redis-'));
+
+  private constructor(readonly port: number) {}
+
+  static async start(): Promise<OwnRedis> {
+    const own = new OwnRedis(await freePort());
+    await own.resume();
+    return own;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  /** Starts (again) on the same port and data directory; append-only, so data survives a restart. */
+  async resume(): Promise<void> {
+    this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', ''], { stdio: 'ignore' });
+    await waitFor(() => this.ping(), { message: `redis-server on ${this.port}` });
+  }
+
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill(signal);
+    await exited;
+    this.child = undefined;
+  }
+
+  async destroy(): Promise<void> {
+    await this.stop('SIGKILL');
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private async ping(): Promise<boolean> {
+    const r = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    r.on('error', () => undefined);
+    try {
+      await r.connect();
+      return (await r.ping()) === 'PONG';
+    } catch {
+      return false;
+    } finally {
+      r.disconnect();
+    }
+  }
+}
