@@ -62,7 +62,7 @@ export interface Config {
   host: string;
   /** Base URL printed in integration views. Default `http://localhost:<PORT>`. */
   publicUrl: string;
-  /** Redis to use; unset means the embedded default of the process (see server.ts). */
+  /** Redis to use; unset means the embedded redis-server under `DATA_DIR/redis` (src/embedded-redis.ts). */
   redisUrl: string | undefined;
   /** Prefix of every Redis key, BullMQ's included. Wrap in braces (`{tributary}`) for Redis Cluster. */
   redisPrefix: string;

@@ -70,33 +70,40 @@ export class DestinationService {
   async add(trackerId: string, input: AddDestinationInput): Promise<Destination> {
     const tracker = await this.tracker(trackerId);
     const settings = this.checkSettings(input.type, input.settings ?? {});
-    const taken = new Set(tracker.destinations.map((d) => d.id));
-    let id = input.id ?? input.type;
-    if (input.id && taken.has(id)) throw new DestinationServiceError('DESTINATION_EXISTS', `Tracker ${trackerId} already has a destination ${id}.`, 'id');
-    for (let n = 2; taken.has(id); n++) id = `${input.type}-${n}`;
-    const parsed = DestinationSchema.safeParse({ id, type: input.type, enabled: input.enabled ?? true, settings });
-    if (!parsed.success) throw new DestinationServiceError('INVALID_SETTINGS', describeIssues(parsed.error), parsed.error.issues[0]?.path.join('.'));
-    await this.store.save({ ...tracker, destinations: [...tracker.destinations, parsed.data] });
-    return parsed.data;
+    let added: Destination | undefined;
+    await this.store.update(tracker.id, (current) => {
+      const taken = new Set(current.destinations.map((d) => d.id));
+      let id = input.id ?? input.type;
+      if (input.id && taken.has(id)) throw new DestinationServiceError('DESTINATION_EXISTS', `Tracker ${trackerId} already has a destination ${id}.`, 'id');
+      for (let n = 2; taken.has(id); n++) id = `${input.type}-${n}`;
+      const parsed = DestinationSchema.safeParse({ id, type: input.type, enabled: input.enabled ?? true, settings });
+      if (!parsed.success) throw new DestinationServiceError('INVALID_SETTINGS', describeIssues(parsed.error), parsed.error.issues[0]?.path.join('.'));
+      added = parsed.data;
+      return { ...current, destinations: [...current.destinations, parsed.data] };
+    });
+    return added!;
   }
 
   async update(trackerId: string, destinationId: string, changes: { settings?: Record<string, unknown>; enabled?: boolean }): Promise<Destination> {
-    const tracker = await this.tracker(trackerId);
-    const current = tracker.destinations.find((d) => d.id === destinationId);
-    if (!current) throw new DestinationServiceError('DESTINATION_NOT_FOUND', `Tracker ${trackerId} has no destination ${destinationId}.`);
+    const current = await this.get(trackerId, destinationId);
     const next: Destination = {
       ...current,
       settings: changes.settings ? this.checkSettings(current.type, changes.settings) : current.settings,
       enabled: changes.enabled ?? current.enabled,
     };
-    await this.store.save({ ...tracker, destinations: tracker.destinations.map((d) => (d.id === destinationId ? next : d)) });
+    await this.store.update(trackerId, (t) => {
+      if (!t.destinations.some((d) => d.id === destinationId)) throw new DestinationServiceError('DESTINATION_NOT_FOUND', `Tracker ${trackerId} has no destination ${destinationId}.`);
+      return { ...t, destinations: t.destinations.map((d) => (d.id === destinationId ? next : d)) };
+    });
     return next;
   }
 
   async remove(trackerId: string, destinationId: string): Promise<void> {
-    const tracker = await this.tracker(trackerId);
-    if (!tracker.destinations.some((d) => d.id === destinationId)) throw new DestinationServiceError('DESTINATION_NOT_FOUND', `Tracker ${trackerId} has no destination ${destinationId}.`);
-    await this.store.save({ ...tracker, destinations: tracker.destinations.filter((d) => d.id !== destinationId) });
+    await this.get(trackerId, destinationId);
+    await this.store.update(trackerId, (t) => {
+      if (!t.destinations.some((d) => d.id === destinationId)) throw new DestinationServiceError('DESTINATION_NOT_FOUND', `Tracker ${trackerId} has no destination ${destinationId}.`);
+      return { ...t, destinations: t.destinations.filter((d) => d.id !== destinationId) };
+    });
   }
 
   /** A harmless round trip through the connector (e.g. make sure the tables exist). */

@@ -2,9 +2,33 @@ import type { Redis } from 'ioredis';
 import { tokenDigest } from './tokens';
 import { TrackerSchema, type Tracker } from './types';
 
+// Compare-and-set of one tracker and its token index. ARGV[1] is the JSON the caller read ('' when
+// the tracker must not exist yet); the first ARGV[4] token keys are pointed at the tracker, the
+// others deleted. A token already pointing at another tracker refuses the whole write.
+const SAVE_IF = `
+local current = redis.call('GET', KEYS[1])
+if (ARGV[1] == '' and current) or (ARGV[1] ~= '' and current ~= ARGV[1]) then return 0 end
+local active = tonumber(ARGV[4])
+for i = 3, 2 + active do
+  local owner = redis.call('GET', KEYS[i])
+  if owner and owner ~= ARGV[3] then return -1 end
+end
+redis.call('SET', KEYS[1], ARGV[2])
+redis.call('SADD', KEYS[2], ARGV[3])
+for i = 3, #KEYS do
+  if i <= 2 + active then redis.call('SET', KEYS[i], ARGV[3]) else redis.call('DEL', KEYS[i]) end
+end
+return 1`;
+
+export class TrackerConflictError extends Error {
+  override name = 'TrackerConflictError';
+}
+
 /**
  * Trackers live in Redis as JSON, with one index key per active token digest.
  * Keys: `<prefix>:trackers` (set of ids), `<prefix>:tracker:<id>`, `<prefix>:token:<sha256>`.
+ * Every write is a compare-and-set, so the CLI, the console and a config-file sync running at
+ * once never lose each other's changes (nor bring back a revoked token).
  */
 export class TrackerStore {
   constructor(
@@ -38,30 +62,45 @@ export class TrackerStore {
     return (await this.redis.get(this.tokenKey(tokenDigest(token)))) ?? undefined;
   }
 
-  /** Writes the tracker and its token index in one transaction. */
-  async save(tracker: Tracker): Promise<void> {
+  /** 1 written, 0 the stored JSON was not `expected`, -1 a token belongs to another tracker. */
+  private async saveIf(expected: string, tracker: Tracker): Promise<number> {
     const valid = TrackerSchema.parse(tracker);
-    const tx = this.redis.multi().set(this.trackerKey(valid.id), JSON.stringify(valid)).sadd(this.indexKey, valid.id);
-    for (const t of valid.tokens) {
-      if (t.revokedAt) tx.del(this.tokenKey(tokenDigest(t.token)));
-      else tx.set(this.tokenKey(tokenDigest(t.token)), valid.id);
-    }
-    await tx.exec();
+    const active = valid.tokens.filter((t) => !t.revokedAt).map((t) => this.tokenKey(tokenDigest(t.token)));
+    const revoked = valid.tokens.filter((t) => t.revokedAt).map((t) => this.tokenKey(tokenDigest(t.token)));
+    const keys = [this.trackerKey(valid.id), this.indexKey, ...active, ...revoked];
+    return (await this.redis.eval(SAVE_IF, keys.length, ...keys, expected, JSON.stringify(valid), valid.id, active.length)) as number;
   }
 
   /** Creates the tracker unless its id or one of its tokens is taken. Returns false when taken. */
   async create(tracker: Tracker): Promise<boolean> {
-    const claimed = await this.redis.set(this.trackerKey(tracker.id), '{}', 'NX');
-    if (claimed === null) return false;
-    for (const t of tracker.tokens) {
-      const owner = await this.trackerIdForToken(t.token);
-      if (owner !== undefined && owner !== tracker.id) {
-        await this.redis.del(this.trackerKey(tracker.id));
-        return false;
-      }
+    return (await this.saveIf('', tracker)) === 1;
+  }
+
+  /**
+   * Reads, changes and writes one tracker atomically, retrying when someone else wrote it in
+   * between. Returns undefined when there is no such tracker.
+   */
+  async update(id: string, change: (current: Tracker) => Tracker | Promise<Tracker>): Promise<Tracker | undefined> {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const json = await this.redis.get(this.trackerKey(id));
+      if (json === null) return undefined;
+      const next = await change(TrackerSchema.parse(JSON.parse(json)));
+      const result = await this.saveIf(json, next);
+      if (result === 1) return TrackerSchema.parse(next);
+      if (result === -1) throw new TrackerConflictError('A token of this tracker already belongs to another tracker.');
     }
-    await this.save(tracker);
-    return true;
+    throw new TrackerConflictError(`Tracker ${id} is being changed by someone else; try again.`);
+  }
+
+  /** Writes the tracker whatever is stored (config-file sync: the file is the source of truth for what it declares). */
+  async save(tracker: Tracker): Promise<void> {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const json = (await this.redis.get(this.trackerKey(tracker.id))) ?? '';
+      const result = await this.saveIf(json, tracker);
+      if (result === 1) return;
+      if (result === -1) throw new TrackerConflictError(`A token of tracker ${tracker.id} already belongs to another tracker.`);
+    }
+    throw new TrackerConflictError(`Tracker ${tracker.id} is being changed by someone else; try again.`);
   }
 
   async remove(id: string): Promise<boolean> {

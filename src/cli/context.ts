@@ -1,0 +1,68 @@
+import type { Redis } from 'ioredis';
+import { loadConfig, type Config } from '../config';
+import { ensureRedis } from '../embedded-redis';
+import { createRedis } from '../queue/redis';
+import { TrackerStore } from '../trackers/store';
+import { TrackerService } from '../trackers/service';
+
+/** A failure the CLI reports as one line, without a stack. */
+export class CliError extends Error {
+  override name = 'CliError';
+}
+
+export interface CliContext {
+  config: Readonly<Config>;
+  service: TrackerService;
+}
+
+/** Long enough for a slow network, short enough that a typo in REDIS_URL does not look like a hang. */
+const CONNECT_DEADLINE_MS = 5000;
+
+function redact(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, '//***@');
+}
+
+/**
+ * The producer connection has no offline queue, so commands sent before `ready` would fail;
+ * wait for it, and give up at the first connection error rather than retrying for ever.
+ */
+async function connect(url: string, fromEnv: boolean): Promise<Redis> {
+  const redis = createRedis(url, 'producer');
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no answer within ${CONNECT_DEADLINE_MS} ms`)), CONNECT_DEADLINE_MS);
+      redis.once('ready', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      redis.once('error', (err: Error) => {
+        clearTimeout(timer);
+        reject(err);
+      });
+    });
+  } catch (err) {
+    redis.disconnect();
+    const how = fromEnv ? 'check REDIS_URL, or start Redis there' : 'start Redis there, or set REDIS_URL';
+    throw new CliError(`cannot reach Redis at ${redact(url)} (${(err as Error).message}); ${how}.`);
+  }
+  return redis;
+}
+
+/** Opens Redis, runs `fn`, and closes Redis whatever happened. */
+export async function withContext<T>(fn: (ctx: CliContext) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  // Without REDIS_URL the CLI talks to the server's embedded Redis, or starts it for the command's duration.
+  const endpoint = await ensureRedis(config.redisUrl, config.dataDir).catch((err: Error) => {
+    throw new CliError(err.message);
+  });
+  const redis = await connect(endpoint.url, config.redisUrl !== undefined).catch(async (err: unknown) => {
+    await endpoint.stop();
+    throw err;
+  });
+  try {
+    return await fn({ config, service: new TrackerService(new TrackerStore(redis, config.redisPrefix)) });
+  } finally {
+    await redis.quit().catch(() => redis.disconnect());
+    await endpoint.stop();
+  }
+}

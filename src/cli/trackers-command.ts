@@ -1,0 +1,119 @@
+import { InvalidArgumentError, type Command } from 'commander';
+import { buildIntegrationView, renderIntegrationViewText } from '../trackers/integration-view';
+import { activeTokens } from '../trackers/types';
+import { withContext } from './context';
+import { json, renderTrackerDetails, renderTrackerList, tokenHint } from './render';
+
+interface JsonFlag {
+  json?: boolean;
+}
+
+interface CreateOptions extends JsonFlag {
+  name: string;
+  id?: string;
+  timeZone?: string;
+  corsOrigin?: string[];
+  rateLimit?: number;
+  captureContext?: boolean;
+}
+
+function positiveNumber(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('expected a positive number of records per second.');
+  return n;
+}
+
+function print(text: string): void {
+  process.stdout.write(`${text}\n`);
+}
+
+/** Registered through `program.command()` so the subcommands inherit the program's output settings. */
+export function registerTrackersCommands(program: Command): void {
+  const trackers = program.command('trackers').description('manage trackers: tokens, time zone, CORS origins, rate limit');
+
+  trackers
+    .command('create')
+    .description('create a tracker and its first token, and print its integration view')
+    .requiredOption('--name <name>', 'display name')
+    .option('--id <id>', 'tracker id: lowercase letters, digits, _ and - (default: derived from the name)')
+    .option('--time-zone <zone>', 'IANA time zone for _event_at sent without an offset (default: UTC)')
+    .option('--cors-origin <origin...>', 'browser origins allowed to send, e.g. https://shop.example (default: any)')
+    .option('--rate-limit <records/s>', 'sustained records per second, per API process (default: no limit)', positiveNumber)
+    .option('--capture-context', 'store client IP, user agent and referer with each record (default: off)')
+    .option('--json', 'print JSON')
+    .action((opts: CreateOptions) =>
+      withContext(async ({ service, config }) => {
+        const { tracker, token } = await service.createTracker({
+          name: opts.name,
+          id: opts.id,
+          timeZone: opts.timeZone,
+          corsOrigins: opts.corsOrigin,
+          rateLimit: opts.rateLimit === undefined ? undefined : { recordsPerSecond: opts.rateLimit },
+          captureContext: opts.captureContext,
+        });
+        const integration = buildIntegrationView(tracker, token, config.publicUrl);
+        if (opts.json) return print(json({ tracker, token, integration }));
+        print(`Created tracker ${tracker.id} (${tracker.name}).\nToken: ${token}\n\n${renderIntegrationViewText(integration)}`);
+      }),
+    );
+
+  trackers
+    .command('list')
+    .description('list trackers')
+    .option('--json', 'print JSON (full trackers, tokens included)')
+    .action((opts: JsonFlag) =>
+      withContext(async ({ service }) => {
+        const all = await service.listTrackers();
+        print(opts.json ? json(all) : renderTrackerList(all));
+      }),
+    );
+
+  trackers
+    .command('show')
+    .description("print a tracker, its tokens, and the integration view of its first active token")
+    .argument('<id>', 'tracker id')
+    .option('--json', 'print JSON')
+    .action((id: string, opts: JsonFlag) =>
+      withContext(async ({ service, config }) => {
+        const tracker = await service.getTracker(id);
+        const first = activeTokens(tracker)[0];
+        const integration = first ? buildIntegrationView(tracker, first.token, config.publicUrl) : null;
+        if (opts.json) return print(json({ tracker, integration }));
+        const view = integration ? renderIntegrationViewText(integration) : `No active token: run \`tributary trackers rotate-token ${tracker.id}\`.`;
+        print(`${renderTrackerDetails(tracker)}\n\n${view}`);
+      }),
+    );
+
+  trackers
+    .command('rotate-token')
+    .description('add a new token; the old ones keep working until revoked')
+    .argument('<id>', 'tracker id')
+    .option('--json', 'print JSON')
+    .action((id: string, opts: JsonFlag) =>
+      withContext(async ({ service }) => {
+        const { tracker, token } = await service.rotateToken(id);
+        if (opts.json) return print(json({ tracker, token }));
+        const others = activeTokens(tracker).filter((t) => t.token !== token);
+        print(`New token for tracker ${tracker.id}: ${token}`);
+        if (others.length > 0) {
+          print('The older tokens stay active; once clients use the new one, revoke them:');
+          for (const t of others) print(`  tributary trackers revoke-token ${tracker.id} ${t.token.slice(0, 12)}`);
+        }
+      }),
+    );
+
+  trackers
+    .command('revoke-token')
+    .description('revoke a token (the last active one cannot be revoked)')
+    .argument('<id>', 'tracker id')
+    .argument('<token>', 'the token, or a unique prefix of at least 8 characters')
+    .option('--json', 'print JSON')
+    .action((id: string, token: string, opts: JsonFlag) =>
+      withContext(async ({ service }) => {
+        const result = await service.revokeToken(id, token);
+        if (opts.json) return print(json(result));
+        const hint = tokenHint(result.revoked.token);
+        print(result.alreadyRevoked ? `Token ${hint} of tracker ${id} was already revoked (${result.revoked.revokedAt}).` : `Revoked token ${hint} of tracker ${id}; API processes stop accepting it within their token cache time.`);
+      }),
+    );
+}
