@@ -5,7 +5,7 @@ import { ConfigurationError } from '../connectors/errors';
 import type { Logger } from '../src/logger';
 import type { TrackerStore } from '../src/trackers/store';
 import type { Destination } from '../src/trackers/types';
-import { DeliveryLoop, DEFAULT_DELIVERY_OPTIONS, type DeliveryLoopOptions } from './delivery-loop';
+import { DeliveryLoop, type DeliveryLoopOptions } from './delivery-loop';
 import { DestinationStatusStore } from './destination-status';
 import { deliveryKeys, type DestinationRef } from './keys';
 import { LeaderLock } from './leader-lock';
@@ -19,12 +19,6 @@ export interface SupervisorOptions {
   leaseMs: number;
   delivery: Omit<DeliveryLoopOptions, 'batch'>;
 }
-
-export const DEFAULT_SUPERVISOR_OPTIONS: Omit<SupervisorOptions, 'redisPrefix' | 'dataDir'> = {
-  discoverIntervalMs: 2000,
-  leaseMs: 15_000,
-  delivery: DEFAULT_DELIVERY_OPTIONS,
-};
 
 interface Running {
   fingerprint: string;

@@ -4,7 +4,8 @@ import type { Logger } from '../src/logger';
 import { createRedis } from '../src/queue/redis';
 import { TrackerStore } from '../src/trackers/store';
 import { startRouter } from './router';
-import { DeliverySupervisor, DEFAULT_SUPERVISOR_OPTIONS, type SupervisorOptions } from './supervisor';
+import { DEFAULT_DELIVERY_OPTIONS } from './delivery-loop';
+import { DeliverySupervisor, type SupervisorOptions } from './supervisor';
 
 export interface WorkerRuntime {
   supervisor: DeliverySupervisor;
@@ -23,9 +24,20 @@ export async function startWorkerRuntime(
   const connection = createRedis(redisUrl, 'worker');
   const commands = createRedis(redisUrl, 'worker');
   const store = new TrackerStore(commands, config.redisPrefix);
-  const router = await startRouter(connection, commands, store, logger.child({ component: 'router' }), { redisPrefix: config.redisPrefix });
+  const d = config.delivery;
+  const router = await startRouter(connection, commands, store, logger.child({ component: 'router' }), { redisPrefix: config.redisPrefix, lockDurationMs: d.routerLockMs });
+  const fromConfig: Omit<SupervisorOptions, 'redisPrefix' | 'dataDir'> = {
+    discoverIntervalMs: d.discoverIntervalMs,
+    leaseMs: d.leaseMs,
+    delivery: {
+      ...DEFAULT_DELIVERY_OPTIONS,
+      backoff: { baseMs: d.backoffBaseMs, maxMs: d.backoffMaxMs },
+      maxRecordAttempts: d.maxRecordAttempts,
+      configRecheckMs: d.configRecheckMs,
+    },
+  };
   const supervisor = new DeliverySupervisor(commands, store, registry, logger.child({ component: 'delivery' }), {
-    ...DEFAULT_SUPERVISOR_OPTIONS,
+    ...fromConfig,
     ...overrides,
     redisPrefix: config.redisPrefix,
     dataDir: config.dataDir,

@@ -36,6 +36,13 @@ const EnvSchema = z.object({
   TOKEN_CACHE_TTL_MS: int(2000, 0),
   RETRY_AFTER_SECONDS: int(5, 1),
   SHUTDOWN_TIMEOUT_MS: int(10_000, 0),
+  DELIVERY_LEASE_MS: int(15_000, 100),
+  DELIVERY_DISCOVER_INTERVAL_MS: int(2000, 10),
+  DELIVERY_BACKOFF_BASE_MS: int(500, 1),
+  DELIVERY_BACKOFF_MAX_MS: int(60_000, 1),
+  DELIVERY_MAX_RECORD_ATTEMPTS: int(10, 1),
+  DELIVERY_CONFIG_RECHECK_MS: int(30_000, 10),
+  ROUTER_LOCK_MS: int(10_000, 100),
 });
 
 export interface Limits {
@@ -84,6 +91,22 @@ export interface Config {
   tokenCacheTtlMs: number;
   retryAfterSeconds: number;
   shutdownTimeoutMs: number;
+  delivery: {
+    /** Lease of a destination: another worker takes over this long after its holder dies. Default 15 s. */
+    leaseMs: number;
+    /** How often workers re-read trackers to start, stop or restart destinations. Default 2 s. */
+    discoverIntervalMs: number;
+    /** First retry delay of a failed write; doubles up to `backoffMaxMs`, with jitter. Default 500 ms. */
+    backoffBaseMs: number;
+    /** Default 60 s. */
+    backoffMaxMs: number;
+    /** A record answered "retry" this many times in a row is dead-lettered. Default 10. */
+    maxRecordAttempts: number;
+    /** While a destination is paused on a configuration error, it is tried again this often. Default 30 s. */
+    configRecheckMs: number;
+    /** An ingest job whose router stopped renewing its lock is taken back after this long. Default 10 s. */
+    routerLockMs: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -125,5 +148,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     tokenCacheTtlMs: e.TOKEN_CACHE_TTL_MS,
     retryAfterSeconds: e.RETRY_AFTER_SECONDS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    delivery: Object.freeze({
+      leaseMs: e.DELIVERY_LEASE_MS,
+      discoverIntervalMs: e.DELIVERY_DISCOVER_INTERVAL_MS,
+      backoffBaseMs: e.DELIVERY_BACKOFF_BASE_MS,
+      backoffMaxMs: e.DELIVERY_BACKOFF_MAX_MS,
+      maxRecordAttempts: e.DELIVERY_MAX_RECORD_ATTEMPTS,
+      configRecheckMs: e.DELIVERY_CONFIG_RECHECK_MS,
+      routerLockMs: e.ROUTER_LOCK_MS,
+    }),
   });
 }
