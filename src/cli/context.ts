@@ -1,9 +1,14 @@
 import type { Redis } from 'ioredis';
+import pino from 'pino';
+import { createDefaultRegistry } from '../../connectors';
 import { loadConfig, type Config } from '../config';
 import { ensureRedis } from '../embedded-redis';
+import { createLogger } from '../logger';
 import { createRedis } from '../queue/redis';
+import { DestinationService } from '../trackers/destinations';
 import { TrackerStore } from '../trackers/store';
 import { TrackerService } from '../trackers/service';
+import { DeliveryAdmin } from './delivery-admin';
 
 /** A failure the CLI reports as one line, without a stack. */
 export class CliError extends Error {
@@ -13,6 +18,8 @@ export class CliError extends Error {
 export interface CliContext {
   config: Readonly<Config>;
   service: TrackerService;
+  destinations: DestinationService;
+  admin: DeliveryAdmin;
 }
 
 /** Long enough for a slow network, short enough that a typo in REDIS_URL does not look like a hang. */
@@ -59,8 +66,13 @@ export async function withContext<T>(fn: (ctx: CliContext) => Promise<T>): Promi
     await endpoint.stop();
     throw err;
   });
+  const store = new TrackerStore(redis, config.redisPrefix);
+  // stdout carries the command's output, so connector logs go to stderr, and only warnings and worse.
+  const logger = createLogger('warn', pino.destination({ fd: 2, sync: true }));
+  const destinations = new DestinationService(store, createDefaultRegistry(), config.dataDir, logger);
+  const admin = new DeliveryAdmin({ destinations, redis, redisPrefix: config.redisPrefix, dataDir: config.dataDir });
   try {
-    return await fn({ config, service: new TrackerService(new TrackerStore(redis, config.redisPrefix)) });
+    return await fn({ config, service: new TrackerService(store), destinations, admin });
   } finally {
     await redis.quit().catch(() => redis.disconnect());
     await endpoint.stop();

@@ -1,25 +1,43 @@
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError } from '../config';
+import { DestinationServiceError } from '../trackers/destinations';
 import { TrackerServiceError } from '../trackers/service';
 import { CliError } from './context';
+import { DeliveryAdminError } from './delivery-admin';
+import { registerDestinationsCommands } from './destinations-command';
+import { registerDlqCommands } from './dlq-command';
 import { registerTrackersCommands } from './trackers-command';
+import { registerWarehouseCommands } from './warehouse-command';
 
 function fail(message: string): void {
   process.stderr.write(`tributary: ${message}\n`);
   process.exitCode = 1;
 }
 
-/** Settings come from the environment, as for the server (see .env.example): REDIS_URL, REDIS_PREFIX, PUBLIC_URL. */
+/** Refusals whose message is written for the operator: shown as they are, without a stack. */
+const EXPECTED = [TrackerServiceError, DestinationServiceError, DeliveryAdminError, CliError, ConfigError, InvalidArgumentError];
+
+const ENVIRONMENT = `
+Environment (as for the server, see .env.example):
+  REDIS_URL     Redis to use; unset: the embedded redis-server under DATA_DIR (started for the command if not running)
+  REDIS_PREFIX  prefix of every Redis key (default: tributary)
+  DATA_DIR      where the embedded Redis and the local warehouses live (default: ./data)
+  PUBLIC_URL    base URL printed in integration views`;
+
 async function main(argv: string[]): Promise<void> {
   const program = new Command('tributary')
-    .description('Tributary: HTTP ingestion relay. Settings come from the environment (REDIS_URL, REDIS_PREFIX, PUBLIC_URL).')
-    // Commander's own usage errors get the same one-line `tributary: …` shape as ours.
+    .description('Tributary: HTTP ingestion relay. Manage trackers and their destinations, dead letters, and the local warehouse.')
+    .addHelpText('after', ENVIRONMENT)
+    // Commander's own usage errors get the same `tributary: …` shape as ours.
     .configureOutput({ outputError: (text, write) => write(`tributary: ${text.replace(/^error: /, '')}`) });
   registerTrackersCommands(program);
+  registerDestinationsCommands(program);
+  registerDlqCommands(program);
+  registerWarehouseCommands(program);
   try {
     await program.parseAsync(argv);
   } catch (err) {
-    if (err instanceof TrackerServiceError || err instanceof CliError || err instanceof ConfigError) return fail(err.message);
+    if (EXPECTED.some((E) => err instanceof E)) return fail((err as Error).message);
     fail(`unexpected error: ${err instanceof Error ? err.message : String(err)}`);
   }
 }

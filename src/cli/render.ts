@@ -10,7 +10,8 @@ function rateLimitText(limit: RateLimit | null): string {
   return `${limit.recordsPerSecond} records/s${limit.burst === undefined ? '' : `, burst ${limit.burst}`}`;
 }
 
-function table(rows: string[][]): string {
+/** Columns padded to their widest cell; the last column is left ragged so long messages do not pad every line. */
+export function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, col) => Math.max(...rows.map((r) => (r[col] ?? '').length)));
   return rows.map((r) => r.map((cell, col) => (col === r.length - 1 ? cell : cell.padEnd(widths[col]!))).join('  ')).join('\n');
 }

@@ -1,0 +1,98 @@
+import type { JsonValue, Properties } from '../../src/records/types';
+import { fits, inferType, type ColumnType } from '../shared/infer-type';
+import { columnTypeOf, foldIdent, isUsableIdent } from './sql';
+import { SYSTEM_COLUMNS } from './tables';
+
+/** A column as the database reports it. */
+export interface TableColumn {
+  name: string;
+  sqlType: string;
+}
+
+/** The schema changes a batch needs, and the property columns it can write afterwards. */
+export interface ColumnPlan {
+  /** New columns, in the order their properties were first seen. */
+  add: Array<{ name: string; type: ColumnType }>;
+  /** Existing integer columns that now receive fractions: widened to float. */
+  widen: string[];
+  /** Every property column Tributary writes after the plan, by exact name. */
+  columns: ReadonlyMap<string, ColumnType>;
+}
+
+interface Slot {
+  name: string;
+  /** `undefined`: a system column, or a column of a type Tributary does not write. */
+  type: ColumnType | undefined;
+  added: boolean;
+}
+
+/**
+ * Decides, without I/O, how a table's columns follow a batch's properties (see
+ * `TYPE_AND_NAMING_RULES` in index.ts for the rules as users read them). Rows are visited in
+ * batch order, so the first spelling and the first type of a new property win.
+ */
+export function planColumns(table: readonly TableColumn[], rows: readonly Properties[], maxColumns: number): ColumnPlan {
+  const slots = new Map<string, Slot>();
+  for (const name of SYSTEM_COLUMNS) slots.set(foldIdent(name), { name, type: undefined, added: false });
+  let propertyColumns = 0;
+  for (const column of table) {
+    if (SYSTEM_COLUMNS.includes(column.name)) continue;
+    slots.set(foldIdent(column.name), { name: column.name, type: columnTypeOf(column.sqlType), added: false });
+    propertyColumns++;
+  }
+
+  const widen = new Set<string>();
+  const added: Slot[] = [];
+  for (const row of rows) {
+    for (const name of Object.keys(row)) {
+      const type = inferType(row[name]!);
+      if (type === undefined) continue;
+      const slot = slots.get(foldIdent(name));
+      if (slot) {
+        if (slot.name !== name || slot.type === undefined) continue;
+        if (slot.type === 'integer' && type === 'float') {
+          slot.type = 'float';
+          if (!slot.added) widen.add(name);
+        }
+        continue;
+      }
+      if (!isUsableIdent(name) || propertyColumns >= maxColumns) continue;
+      const fresh: Slot = { name, type, added: true };
+      slots.set(foldIdent(name), fresh);
+      added.push(fresh);
+      propertyColumns++;
+    }
+  }
+
+  const columns = new Map<string, ColumnType>();
+  for (const slot of slots.values()) {
+    if (slot.type !== undefined && !SYSTEM_COLUMNS.includes(slot.name)) columns.set(slot.name, slot.type);
+  }
+  return { add: added.map((s) => ({ name: s.name, type: s.type! })), widen: [...widen], columns };
+}
+
+/** A property's own value, never one inherited from `Object.prototype` (`constructor`, `toString`…). */
+export function ownValue(props: Properties, name: string): JsonValue | undefined {
+  return Object.hasOwn(props, name) ? props[name] : undefined;
+}
+
+/**
+ * The staged text of one cell, cast to the column's SQL type on insert; `null` when the property
+ * is absent or null, or when its value does not fit the column (that value lives on in
+ * `_properties`). Numbers use JavaScript's shortest round-trip form, which DuckDB parses back exactly.
+ */
+export function cellText(column: ColumnType, value: JsonValue | undefined): string | null {
+  if (value === undefined || value === null) return null;
+  const type = inferType(value);
+  if (type === undefined || !fits(column, type)) return null;
+  return type === 'json' ? JSON.stringify(value) : String(value);
+}
+
+/** The property columns some row gives a value to, in table order: the only ones worth staging. */
+export function touchedColumns(plan: ColumnPlan, rows: readonly Properties[]): string[] {
+  const touched = new Set<string>();
+  for (const row of rows) {
+    for (const name of Object.keys(row)) if (row[name] !== null && plan.columns.has(name)) touched.add(name);
+  }
+  return [...plan.columns.keys()].filter((name) => touched.has(name));
+}

@@ -1,0 +1,38 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+const relativePath = z
+  .string()
+  .min(1)
+  .refine((p) => !path.isAbsolute(p), 'path must be relative to the data directory')
+  .refine((p) => !path.normalize(p).split(/[\\/]/).includes('..'), 'path must stay inside the data directory');
+
+/** Settings of a `local` destination. Every field is optional. */
+export const LocalSettingsSchema = z.strictObject({
+  /**
+   * The DuckDB file, relative to the data directory (`DATA_DIR`).
+   * Default `warehouse/<trackerId>.duckdb`.
+   */
+  path: relativePath.optional(),
+  /**
+   * The writer keeps the file open (and locked) while batches keep coming, and closes it after
+   * this long without a write, so that other processes (`tributary query`, the DuckDB CLI) can open
+   * it. Default 1000 ms.
+   */
+  releaseAfterIdleMs: z.number().int().min(0).max(600_000).optional(),
+  /**
+   * Most property columns per table. Properties beyond it are kept in `_properties` only, so a
+   * client sending ever-new property names cannot grow a table without bound. Default 1000.
+   */
+  maxColumns: z.number().int().min(0).max(10_000).optional(),
+});
+
+export type LocalSettings = z.infer<typeof LocalSettingsSchema>;
+
+export const DEFAULT_RELEASE_AFTER_IDLE_MS = 1000;
+export const DEFAULT_MAX_COLUMNS = 1000;
+
+/** Absolute path of a tracker's warehouse file. */
+export function warehouseFile(dataDir: string, trackerId: string, settings: LocalSettings): string {
+  return path.resolve(dataDir, settings.path ?? path.join('warehouse', `${trackerId}.duckdb`));
+}

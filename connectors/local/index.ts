@@ -1,0 +1,109 @@
+import type { Connector, DestinationContext, DestinationWriter } from '../types';
+import { RetryableError } from '../errors';
+import { DEFAULT_MAX_COLUMNS, DEFAULT_RELEASE_AFTER_IDLE_MS, LocalSettingsSchema, warehouseFile, type LocalSettings } from './config';
+import { prepareDirectory, Warehouse } from './database';
+import { toConnectorError } from './duckdb-errors';
+import { writeBatch } from './write-batch';
+
+export { exportWarehouse, queryWarehouse, type ExportedFile, type ExportFormat, type QueryResult, type ReadOptions } from './query';
+export { LocalSettingsSchema, warehouseFile, type LocalSettings } from './config';
+
+/**
+ * The `local` connector: an embedded DuckDB warehouse, one file per tracker under the data
+ * directory (`warehouse/<trackerId>.duckdb` unless `path` says otherwise), with tables `users`
+ * (one row per `_uid`), `sessions` (one row per `_sid`) and `events` (one row per `_id`).
+ *
+ * ## Columns
+ * Every table starts with its reserved columns (`_id`, `_uid`, `_sid`, `_event`, `_event_at`,
+ * `_received_at`, as the resource has them), then `_context` (the request's ip, user agent and
+ * referer as JSON, when the tracker captures them) and `_properties` (all of the record's
+ * properties as JSON; for users and sessions, the merged state). Then one column per property.
+ *
+ * ## Types
+ * A property's column is created the first time the property arrives with a non-null value, typed
+ * from that value: whole numbers → `BIGINT`, other numbers → `DOUBLE`, `true`/`false` → `BOOLEAN`,
+ * strings → `VARCHAR`, objects and arrays → `JSON` (the value as JSON text; query it with DuckDB's
+ * `->`, `->>` and `json_extract`). When a batch's values disagree, the first one decides.
+ *
+ * When a later value has another type:
+ * - a fraction in a `BIGINT` column widens the column to `DOUBLE` (existing values are kept exactly);
+ *   a whole number in a `DOUBLE` column is simply stored as a double;
+ * - any other mismatch (a string in a number column, a number in a text column, an object in a
+ *   `BOOLEAN` column…) leaves that row's typed column NULL. The value is not lost: it is in the
+ *   row's `_properties`, e.g. `_properties->>'plan'`. Columns never change type otherwise, so the
+ *   values already stored keep their meaning.
+ *
+ * `null` never creates a column. On an event it is a NULL cell (and `null` in `_properties`); on a
+ * user or session it clears the property: the column becomes NULL and the key leaves `_properties`.
+ *
+ * ## Names
+ * Property names are column names verbatim (quoted), whatever they contain: spaces, dots, quotes,
+ * `__proto__`, `constructor`, SQL keywords. Three exceptions keep the value in `_properties` only:
+ * - DuckDB compares column names case-insensitively (for ASCII letters), so `Plan` and `plan`
+ *   cannot both be columns: the spelling that arrives first owns the column, and a property whose
+ *   name differs from an existing column only in case stays in `_properties`;
+ * - names that match a reserved column or `_context` / `_properties` in any case, the empty name,
+ *   and names containing a NUL character;
+ * - properties beyond `maxColumns` property columns per table (default 1000).
+ *
+ * ## Upserts
+ * Users and sessions merge: only the properties an update supplies change, `null` clears, the rest
+ * are kept. Updates to a key are applied in batch order; the merge is by top-level property (an
+ * object value replaces the stored object whole). A session's `_uid` and any row's `_context` keep
+ * their stored value when an update does not supply one. `_id` and `_received_at` are those of the
+ * latest update.
+ *
+ * ## One writer
+ * DuckDB locks the file for one writer process. The worker keeps it open while batches flow and
+ * closes it after `releaseAfterIdleMs` (default 1 s) without writes, or as soon as a reader
+ * (`tributary query`, `tributary export`) asks for it. A writer in a second process gets a
+ * RetryableError naming the process that holds the file, and its batch is retried later.
+ */
+export const localConnector: Connector<LocalSettings> = {
+  type: 'local',
+  description: 'An embedded DuckDB warehouse on local disk: users, sessions and events tables per tracker.',
+  settingsSchema: LocalSettingsSchema,
+  batch: { maxRecords: 1000, maxAgeMs: 1000 },
+  async open(ctx) {
+    return createLocalWriter(ctx);
+  },
+};
+
+function createLocalWriter(ctx: DestinationContext<LocalSettings>): DestinationWriter {
+  const file = warehouseFile(ctx.dataDir, ctx.trackerId, ctx.settings);
+  const maxColumns = ctx.settings.maxColumns ?? DEFAULT_MAX_COLUMNS;
+  const warehouse = Warehouse.acquire(file, ctx.settings.releaseAfterIdleMs ?? DEFAULT_RELEASE_AFTER_IDLE_MS);
+  let closed = false;
+
+  const guard = (signal: AbortSignal) => {
+    if (closed) throw new RetryableError(`the local warehouse writer for ${file} is closed`, { reason: 'closed' });
+    if (signal.aborted) throw new RetryableError('the write was stopped before it started', { reason: 'aborted' });
+  };
+
+  return {
+    async write(records, signal) {
+      guard(signal);
+      if (records.length === 0) return [];
+      try {
+        return await warehouse.use(signal, (conn) => writeBatch(conn, records, maxColumns));
+      } catch (err) {
+        throw toConnectorError(file, err);
+      }
+    },
+    async test(signal) {
+      guard(signal);
+      await prepareDirectory(file);
+      try {
+        // Opening creates the file and the tables.
+        await warehouse.use(signal, async () => undefined);
+      } catch (err) {
+        throw toConnectorError(file, err);
+      }
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await warehouse.release();
+    },
+  };
+}

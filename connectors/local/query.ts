@@ -1,0 +1,100 @@
+import { mkdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { DuckDBInstance, type DuckDBConnection, type Json } from '@duckdb/node-api';
+import { RetryableError } from '../errors';
+import { Warehouse } from './database';
+import { isLockError } from './duckdb-errors';
+import { withFileMutex } from './file-mutex';
+import { announceReader } from './reader-handoff';
+import { quoteLiteral } from './sql';
+import { TABLE } from './tables';
+
+export interface ReadOptions {
+  /** How long to wait for a writer in another process to hand the file over. Default 10 000 ms. */
+  lockTimeoutMs?: number;
+}
+
+export interface QueryResult {
+  columns: string[];
+  /** Values in JSON form: 64-bit integers and timestamps as strings, JSON columns as their text. */
+  rows: Json[][];
+}
+
+export type ExportFormat = 'parquet' | 'csv';
+
+export interface ExportedFile {
+  table: string;
+  file: string;
+  rows: number;
+}
+
+async function openReadOnly(file: string, lockTimeoutMs: number): Promise<DuckDBInstance> {
+  const deadline = Date.now() + lockTimeoutMs;
+  for (;;) {
+    try {
+      return await DuckDBInstance.create(file, { access_mode: 'READ_ONLY' });
+    } catch (err) {
+      if (!isLockError(err) || Date.now() >= deadline) {
+        if (!isLockError(err)) throw err;
+        throw new RetryableError(`the local warehouse ${file} is held by another process that did not release it within ${lockTimeoutMs} ms; try again when it is idle`, { reason: 'locked', cause: err });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
+/**
+ * Opens the warehouse read-only for `fn`. A writer in this process is closed first; one in another
+ * process is asked to let go (reader-handoff.ts) and waited for.
+ */
+async function withReadOnly<T>(file: string, opts: ReadOptions, fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
+  const target = path.resolve(file);
+  const exists = await stat(target).then(
+    (s) => s.isFile(),
+    () => false,
+  );
+  if (!exists) throw new Error(`no local warehouse at ${target}: nothing has been delivered to it yet`);
+  return withFileMutex(target, async () => {
+    await Warehouse.closeIfOpen(target);
+    const withdraw = await announceReader(target);
+    try {
+      const instance = await openReadOnly(target, opts.lockTimeoutMs ?? 10_000);
+      const conn = await instance.connect().catch((err: unknown) => {
+        instance.closeSync();
+        throw err;
+      });
+      try {
+        return await fn(conn);
+      } finally {
+        conn.closeSync();
+        instance.closeSync();
+      }
+    } finally {
+      await withdraw();
+    }
+  });
+}
+
+/** Runs SQL against a warehouse file opened read-only (statements that write are refused). */
+export async function queryWarehouse(file: string, sql: string, opts: ReadOptions = {}): Promise<QueryResult> {
+  return withReadOnly(file, opts, async (conn) => {
+    const reader = await conn.runAndReadAll(sql);
+    return { columns: reader.columnNames(), rows: reader.getRowsJson() };
+  });
+}
+
+/** Writes `users`, `sessions` and `events` to `<outDir>/<table>.<format>` with DuckDB's COPY. */
+export async function exportWarehouse(file: string, format: ExportFormat, outDir: string, opts: ReadOptions = {}): Promise<ExportedFile[]> {
+  const dir = path.resolve(outDir);
+  await mkdir(dir, { recursive: true });
+  return withReadOnly(file, opts, async (conn) => {
+    const exported: ExportedFile[] = [];
+    for (const table of Object.values(TABLE)) {
+      const target = path.join(dir, `${table}.${format}`);
+      const options = format === 'csv' ? 'FORMAT csv, HEADER true' : 'FORMAT parquet';
+      const reader = await conn.runAndReadAll(`COPY ${table} TO ${quoteLiteral(target)} (${options})`);
+      exported.push({ table, file: target, rows: Number(reader.getRows()[0]?.[0] ?? 0) });
+    }
+    return exported;
+  });
+}

@@ -1,0 +1,50 @@
+import type { RecordKind } from '../../src/records/types';
+import { CONTEXT_COLUMN, KEY_COLUMN, RESERVED_COLUMNS, RESERVED_COLUMNS_BY_KIND, type ReservedColumn } from '../shared/reserved-columns';
+import { quoteIdent } from './sql';
+
+/** Every record's full free-form properties as one JSON value: the column that never loses a value. */
+export const PROPERTIES_COLUMN = '_properties';
+
+/** Columns that are never property columns, whatever the table: a property with one of these names (in any case) stays in `_properties`. */
+export const SYSTEM_COLUMNS: readonly string[] = [...RESERVED_COLUMNS, CONTEXT_COLUMN, PROPERTIES_COLUMN];
+
+export const TABLE: Readonly<Record<RecordKind, string>> = { user: 'users', session: 'sessions', event: 'events' };
+
+const RESERVED_SQL_TYPE: Readonly<Record<ReservedColumn, string>> = {
+  _id: 'VARCHAR',
+  _uid: 'VARCHAR',
+  _sid: 'VARCHAR',
+  _event: 'VARCHAR',
+  _event_at: 'TIMESTAMPTZ',
+  _received_at: 'TIMESTAMPTZ',
+};
+
+/** A fixed column of a table, with the SQL type values are cast to when staged. */
+export interface FixedColumn {
+  name: string;
+  sqlType: string;
+}
+
+/** The reserved columns of a kind's table, then `_context` and `_properties`, in table order. */
+export function fixedColumns(kind: RecordKind): FixedColumn[] {
+  return [
+    ...RESERVED_COLUMNS_BY_KIND[kind].map((name) => ({ name, sqlType: RESERVED_SQL_TYPE[name] })),
+    { name: CONTEXT_COLUMN, sqlType: 'JSON' },
+    { name: PROPERTIES_COLUMN, sqlType: 'JSON' },
+  ];
+}
+
+/**
+ * `CREATE TABLE IF NOT EXISTS` for a kind. The key column is the PRIMARY KEY: it makes event
+ * appends idempotent (`ON CONFLICT DO NOTHING`) and gives upserts their conflict target. Columns
+ * every record has are NOT NULL, so a malformed record is refused by the database, not stored half.
+ */
+export function createTableSql(kind: RecordKind): string {
+  const key = KEY_COLUMN[kind];
+  const notNull = new Set<string>(['_id', '_received_at', PROPERTIES_COLUMN, ...(kind === 'event' ? ['_event', '_event_at'] : [])]);
+  const defs = fixedColumns(kind).map(({ name, sqlType }) => {
+    const constraint = name === key ? ' PRIMARY KEY' : notNull.has(name) ? ' NOT NULL' : '';
+    return `${quoteIdent(name)} ${sqlType}${constraint}`;
+  });
+  return `CREATE TABLE IF NOT EXISTS ${TABLE[kind]} (${defs.join(', ')})`;
+}

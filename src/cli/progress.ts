@@ -1,0 +1,32 @@
+import { Presets, SingleBar } from 'cli-progress';
+
+export interface Progress {
+  update(done: number, total: number): void;
+  /** Leaves the finished bar on screen; call it whatever happened, before printing anything else. */
+  stop(): void;
+}
+
+/**
+ * A progress bar on `stream` for work reported in steps, shown only when `stream` is a terminal
+ * (redirected output and CI logs stay free of control characters) and only when the first step
+ * leaves work to do, so a short run prints nothing but its result.
+ */
+export function createProgress(label: string, stream: NodeJS.WritableStream & { isTTY?: boolean } = process.stderr): Progress {
+  let bar: SingleBar | undefined;
+  return {
+    update(done, total) {
+      if (!bar) {
+        if (stream.isTTY !== true || done >= total) return;
+        bar = new SingleBar({ stream, format: `${label} [{bar}] {percentage}% | {value}/{total} | ETA {eta_formatted}`, etaBuffer: 20 }, Presets.shades_classic);
+        bar.start(total, done);
+        return;
+      }
+      bar.setTotal(total);
+      bar.update(done);
+    },
+    stop() {
+      bar?.stop();
+      bar = undefined;
+    },
+  };
+}

@@ -1,0 +1,60 @@
+import type { TestResult } from '../trackers/destinations';
+import type { Destination } from '../trackers/types';
+import type { DestinationView } from './delivery-admin';
+import { table } from './render';
+
+/** `850ms`, `12s`, `3m 4s`, `2h 5m`, `3d 1h`: precise when small, short when large. */
+export function duration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${s}s`;
+  const [m, h, d] = [Math.floor(s / 60), Math.floor(s / 3600), Math.floor(s / 86_400)];
+  if (m < 60) return `${m}m ${s % 60}s`;
+  if (h < 24) return `${h}h ${m % 60}m`;
+  return `${d}d ${h % 24}h`;
+}
+
+function state(d: DestinationView): string {
+  if (!d.enabled) return 'disabled';
+  return d.status.paused ? 'paused' : 'enabled';
+}
+
+function lastError(d: DestinationView): string {
+  const e = d.status.lastError;
+  return e ? `${e.at} ${e.kind}: ${e.message}` : '-';
+}
+
+export function renderDestinationList(trackerId: string, list: DestinationView[]): string {
+  if (list.length === 0) return `Tracker ${trackerId} has no destinations. Add one: tributary destinations add ${trackerId} --type local`;
+  const rows = list.map((d) => [
+    d.id,
+    d.type,
+    state(d),
+    String(d.status.queued),
+    String(d.status.delivered),
+    String(d.status.deadLettered),
+    d.status.queued > 0 ? duration(d.status.lagMs) : '-',
+    d.status.lastDeliveredAt ?? '-',
+    lastError(d),
+  ]);
+  const out = [table([['ID', 'TYPE', 'STATE', 'QUEUED', 'DELIVERED', 'DEAD-LETTERED', 'LAG', 'LAST DELIVERED', 'LAST ERROR'], ...rows])];
+  // A pause outlives its error line only in spirit: say what delivery waits for, and how to resume.
+  for (const d of list.filter((v) => v.enabled && v.status.paused)) {
+    out.push(`\n${d.id} is paused until its settings or access are fixed: ${d.status.paused}\n  check: tributary destinations test ${trackerId} ${d.id}`);
+  }
+  return out.join('\n');
+}
+
+export function renderAdded(trackerId: string, d: Destination): string {
+  const settings = Object.keys(d.settings).length === 0 ? 'default settings' : `settings ${JSON.stringify(d.settings)}`;
+  const lines = [`Added destination ${d.id} (${d.type}, ${settings}) to tracker ${trackerId}${d.enabled ? '' : ', disabled'}.`];
+  lines.push(d.enabled ? 'Records accepted from now on are delivered to it.' : `Records are not sent to it until: tributary destinations enable ${trackerId} ${d.id}`);
+  lines.push(`Check it: tributary destinations test ${trackerId} ${d.id}`);
+  return lines.join('\n');
+}
+
+export function renderTestResult(trackerId: string, destinationId: string, result: TestResult): string {
+  if (result.ok) return `OK: destination ${destinationId} of tracker ${trackerId} works.`;
+  const { kind, message } = result.error ?? { kind: 'error', message: 'no detail' };
+  return `NOT OK: destination ${destinationId} of tracker ${trackerId}: ${message} (${kind} error)`;
+}

@@ -1,0 +1,62 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { TEST_REDIS_URL } from '../helpers/redis';
+
+/** The CLI from source through tsx, one process per call, as cli.test.ts runs it. */
+const ROOT = path.resolve(__dirname, '../..');
+const MAIN = path.join(ROOT, 'src/cli/main.ts');
+// By path, so a test may run the CLI from another working directory.
+const TSX = pathToFileURL(path.join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliRunner {
+  run(args: string[], env?: Record<string, string>, cwd?: string): Promise<CliResult>;
+  /** Exit 0 and nothing on stderr; returns stdout. */
+  ok(args: string[]): Promise<string>;
+  /** One `tributary: …` line on stderr, nothing on stdout, a non-zero exit; returns stderr. */
+  fails(args: string[], env?: Record<string, string>): Promise<string>;
+  dataDir: string;
+  /** Removes the data directory. */
+  cleanup(): void;
+}
+
+/** A runner bound to one Redis prefix and a fresh DATA_DIR, so test files never see each other's data. */
+export function cliRunner(prefix: string): CliRunner {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tributary-cli-'));
+  const run = (args: string[], env: Record<string, string> = {}, cwd = ROOT): Promise<CliResult> =>
+    new Promise((resolve) => {
+      execFile(
+        process.execPath,
+        ['--import', TSX, MAIN, ...args],
+        { cwd, timeout: 30_000, env: { ...process.env, REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: prefix, DATA_DIR: dataDir, ...env } },
+        (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
+      );
+    });
+  return {
+    run,
+    dataDir,
+    async ok(args) {
+      const r = await run(args);
+      expect({ args, code: r.code, stderr: r.stderr }).toEqual({ args, code: 0, stderr: '' });
+      return r.stdout;
+    },
+    async fails(args, env = {}) {
+      const r = await run(args, env);
+      expect({ args, code: r.code, stdout: r.stdout }).toEqual({ args, code: 1, stdout: '' });
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(/^tributary: /);
+      return r.stderr;
+    },
+    cleanup() {
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

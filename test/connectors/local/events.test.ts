@@ -1,0 +1,62 @@
+import { allOk, event, json, openFixture, type LocalFixture } from './helpers';
+
+describe('local connector: events', () => {
+  let fx: LocalFixture;
+  beforeEach(async () => {
+    fx = await openFixture();
+  });
+  afterEach(async () => {
+    await fx.cleanup();
+  });
+
+  it('appends each event exactly once when a batch is delivered again', async () => {
+    const batch = [event('view', { page: '/a' }), event('view', { page: '/b' }), event('click', { x: 1 })];
+    expect(allOk(await fx.write(batch))).toBe(true);
+    expect(allOk(await fx.write(batch))).toBe(true);
+    expect(allOk(await fx.write([batch[1]!, event('view', { page: '/c' })]))).toBe(true);
+    const rows = await fx.rows('SELECT _id, page FROM events ORDER BY _id');
+    expect(rows.map((r) => r.page)).toEqual(['/a', '/b', null, '/c']);
+  });
+
+  it('accepts a record repeated within one batch, stored once', async () => {
+    const e = event('view', {});
+    const outcomes = await fx.write([e, e]);
+    expect(outcomes).toEqual([{ status: 'ok' }, { status: 'ok' }]);
+    expect(await fx.rows('SELECT count(*)::INT AS n FROM events')).toEqual([{ n: 1 }]);
+  });
+
+  it('lays out the reserved columns, typed, then _context and _properties', async () => {
+    const e = event('signup', { plan: 'pro' }, { uid: 'u1', sid: 's1', context: { ip: '203.0.113.9', userAgent: 'jest' } });
+    await fx.write([e]);
+    const columns = await fx.rows(`SELECT column_name AS name, data_type AS type FROM duckdb_columns() WHERE table_name = 'events' ORDER BY column_index`);
+    expect(columns).toEqual([
+      { name: '_id', type: 'VARCHAR' },
+      { name: '_uid', type: 'VARCHAR' },
+      { name: '_sid', type: 'VARCHAR' },
+      { name: '_event', type: 'VARCHAR' },
+      { name: '_event_at', type: 'TIMESTAMP WITH TIME ZONE' },
+      { name: '_received_at', type: 'TIMESTAMP WITH TIME ZONE' },
+      { name: '_context', type: 'JSON' },
+      { name: '_properties', type: 'JSON' },
+      { name: 'plan', type: 'VARCHAR' },
+    ]);
+    const [row] = await fx.rows(`SELECT _id, _uid, _sid, _event, epoch_ms(_event_at)::BIGINT::VARCHAR AS at, _context, _properties FROM events`);
+    expect(row).toMatchObject({ _id: e.id, _uid: 'u1', _sid: 's1', _event: 'signup', at: String(Date.parse(e.eventAt!)) });
+    expect(json(row!._context)).toEqual({ ip: '203.0.113.9', userAgent: 'jest' });
+    expect(json(row!._properties)).toEqual({ plan: 'pro' });
+  });
+
+  it('leaves _uid, _sid and _context NULL when the event has none, and keeps null properties in _properties', async () => {
+    await fx.write([event('view', { a: null, b: 1 })]);
+    const [row] = await fx.rows('SELECT * FROM events');
+    expect(row).toMatchObject({ _uid: null, _sid: null, _context: null, b: '1' });
+    expect(json(row!._properties)).toEqual({ a: null, b: 1 });
+    expect(Object.keys(row!)).not.toContain('a');
+  });
+
+  it('keeps the primary key on _id', async () => {
+    await fx.writer.test(new AbortController().signal);
+    const [pk] = await fx.rows(`SELECT constraint_column_names AS cols FROM duckdb_constraints() WHERE table_name = 'events' AND constraint_type = 'PRIMARY KEY'`);
+    expect(pk!.cols).toEqual(['_id']);
+  });
+});
