@@ -26,7 +26,7 @@ export const ERROR_CODES = {
   ERR_PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
   ERR_TOO_MANY_RECORDS: { status: 413, message: 'The request holds too many records.' },
   ERR_UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Send application/json, text/plain (holding JSON) or application/x-www-form-urlencoded.' },
-  ERR_UNSUPPORTED_ENCODING: { status: 415, message: 'Supported Content-Encodings are gzip, deflate and identity.' },
+  ERR_UNSUPPORTED_ENCODING: { status: 415, message: 'Supported Content-Encodings are gzip, deflate, br and identity.' },
   ERR_RATE_LIMITED: { status: 429, message: "The tracker's rate limit is exceeded; retry after the number of seconds in Retry-After." },
   ERR_QUEUE_UNAVAILABLE: { status: 503, message: 'The queue is unreachable; nothing was stored. Retry after the number of seconds in Retry-After.' },
   ERR_SHUTTING_DOWN: { status: 503, message: 'The server is shutting down; nothing was stored. Retry shortly.' },

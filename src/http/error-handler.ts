@@ -1,4 +1,4 @@
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import { ApiError, ERROR_CODES, type ErrorBody } from '../errors';
 import type { Logger } from '../logger';
 import type { Metrics } from '../metrics';
@@ -6,6 +6,16 @@ import { sendFixed, type FixedResponse } from './fixed-responses';
 
 /** Header naming the error code on answers whose body is fixed (pixel, script). */
 export const ERROR_HEADER = 'X-Tributary-Error';
+
+/** A pixel path keeps its fixed body even when no route ran (405 on POST, say). */
+const FIXED_PATH = /^\/v3\/(?:user|session|event)\/tracker\.(gif|js)\/?$/;
+
+function fixedKind(ctx: Context): FixedResponse | undefined {
+  const fixed = ctx.state.fixed as FixedResponse | undefined;
+  if (fixed) return fixed;
+  const m = FIXED_PATH.exec(ctx.path);
+  return m ? (m[1] as FixedResponse) : undefined;
+}
 
 function toApiError(err: unknown, logger: Logger): ApiError {
   if (err instanceof ApiError) return err;
@@ -24,12 +34,13 @@ export function createErrorHandler(logger: Logger, metrics: Metrics): Middleware
       await next();
       if (ctx.body === undefined || ctx.body === null) {
         if (ctx.status === 404) throw new ApiError('ERR_NOT_FOUND', `No endpoint at ${ctx.path}.`);
-        if (ctx.status === 405) throw new ApiError('ERR_METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}.`);
+        // The router answers 501 for methods it has no table for (PROPFIND…); to a client that is a 405 too.
+        if (ctx.status === 405 || ctx.status === 501) throw new ApiError('ERR_METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}.`);
       }
     } catch (err) {
       const error = toApiError(err, logger);
       for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
-      const fixed = ctx.state.fixed as FixedResponse | undefined;
+      const fixed = fixedKind(ctx);
       if (fixed) {
         ctx.set(ERROR_HEADER, error.code);
         sendFixed(ctx, fixed, error.status);
@@ -37,7 +48,8 @@ export function createErrorHandler(logger: Logger, metrics: Metrics): Middleware
         ctx.status = error.status;
         ctx.body = { error: error.toBody() } satisfies { error: ErrorBody };
       }
-      if (error.status === 403 || error.code === 'ERR_INVALID_TOKEN') ctx.remove('Access-Control-Allow-Origin');
+      // A refused origin must not read the answer; every other error stays readable by the browser client.
+      if (error.status === 403) ctx.remove('Access-Control-Allow-Origin');
       if (error.status >= 500 && error.code !== 'ERR_INTERNAL') logger.warn({ code: error.code, message: error.message }, 'request refused');
     } finally {
       const endpoint = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';

@@ -1,7 +1,10 @@
 import type { Context } from 'koa';
 
-/** The smallest valid transparent 1×1 GIF (GIF89a, one transparent palette entry). */
-export const PIXEL_GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
+/**
+ * A transparent 1×1 GIF89a (43 bytes). The popular 42-byte variant cuts its LZW data one bit
+ * short of the end code; this one carries clear, pixel 0 and end in full, so strict decoders accept it.
+ */
+export const PIXEL_GIF = Buffer.from('R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==', 'base64');
 
 export type FixedResponse = 'gif' | 'js';
 

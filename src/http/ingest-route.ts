@@ -4,7 +4,7 @@ import type { Config } from '../config';
 import { ApiError, type RecordError } from '../errors';
 import type { Metrics } from '../metrics';
 import { normalizeRecord } from '../records/normalize';
-import { extractPayload, type FlatParams, type ParsedBody } from '../records/payload';
+import { extractPayload, flatParams, type ParsedBody } from '../records/payload';
 import type { RecordKind, RequestContext, TrackedRecord } from '../records/types';
 import type { IngestWriter } from '../queue/ingest-writer';
 import type { RateLimiter } from '../trackers/rate-limiter';
@@ -63,7 +63,7 @@ function requestContext(ctx: Context): RequestContext {
 export async function ingest(ctx: Context, kind: RecordKind, deps: IngestDeps): Promise<IngestOutcome> {
   const { limits } = deps.config;
   const payload = extractPayload(
-    { query: ctx.query as FlatParams, body: ctx.state.body as ParsedBody, authorization: ctx.get('authorization') || undefined },
+    { query: flatParams(new URLSearchParams(ctx.querystring)), body: ctx.state.body as ParsedBody, authorization: ctx.get('authorization') || undefined },
     limits,
   );
   const tracker = await resolveTracker(deps, payload.token);

@@ -1,75 +1,148 @@
-import type { Middleware } from 'koa';
-import { HttpMethodEnum, koaBody } from 'koa-body';
+import type { IncomingMessage } from 'node:http';
+import type { Transform } from 'node:stream';
+import { createBrotliDecompress, createUnzip } from 'node:zlib';
+import type { Context, Middleware } from 'koa';
 import type { Limits } from '../config';
 import { ApiError } from '../errors';
-import type { FlatParams, ParsedBody } from '../records/payload';
+import { flatParams, type ParsedBody } from '../records/payload';
 
 const JSON_TYPES = ['application/json', 'application/*+json', 'text/plain'];
-const FORM_TYPES = ['application/x-www-form-urlencoded'];
-const ENCODINGS = new Set(['identity', 'gzip', 'x-gzip', 'deflate', 'br']);
+const FORM_TYPE = 'application/x-www-form-urlencoded';
+/** JSON is UTF-8 (RFC 8259); ASCII is a subset. Any other declared charset would be misread. */
+const CHARSETS = new Set(['', 'utf-8', 'utf8', 'us-ascii']);
+/**
+ * `createUnzip` sniffs the gzip or zlib header, so a body labelled `deflate` that is really gzip
+ * (or the reverse) still decodes. Raw deflate without the zlib wrapper is refused as malformed.
+ */
+const DECODERS: Readonly<Record<string, (() => Transform) | null>> = {
+  identity: null,
+  gzip: () => createUnzip(),
+  'x-gzip': () => createUnzip(),
+  deflate: () => createUnzip(),
+  br: () => createBrotliDecompress(),
+};
+const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** Name → string, or string[] when the name repeats. Null-prototype, so any name is plain data. */
-export function flatParams(params: URLSearchParams): FlatParams {
-  const out = Object.create(null) as FlatParams;
-  for (const [k, v] of params) {
-    const prev = out[k];
-    out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
-  }
-  return out;
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
-function hasBody(headers: Record<string, string | string[] | undefined>): boolean {
-  const length = headers['content-length'];
-  return headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+/** One coding at most: `gzip, identity` is gzip; stacked codings are refused rather than half-decoded. */
+function pickDecoder(header: string | undefined): (() => Transform) | null {
+  const codings = (header ?? '').toLowerCase().split(',').map((c) => c.trim()).filter((c) => c !== '' && c !== 'identity');
+  const coding = codings[0] ?? 'identity';
+  const decoder = DECODERS[coding];
+  if (codings.length > 1 || decoder === undefined) {
+    throw new ApiError('ERR_UNSUPPORTED_ENCODING', `Content-Encoding ${header ?? ''} is not supported; use gzip, deflate, br or identity.`);
+  }
+  return decoder;
 }
 
 /**
- * Reads a POST body within the limits and parses it to `ctx.state.body`.
- * koa-body reads and inflates (gzip, deflate, br) and stops at `decodedBytes`, so a gzip bomb
- * is a 413 after at most that much memory. We take the text and parse it ourselves: JSON.parse
- * keeps `__proto__` as data (co-body's parser rejects it), and form fields stay flat strings.
+ * Reads the body, counting wire bytes against `requestBytes` (chunked bodies have no
+ * Content-Length to check up front) and decoded bytes against `decodedBytes`. Decoding is
+ * streamed and stops at the limit, so a gzip bomb costs at most `decodedBytes` of memory.
+ */
+function readRaw(req: IncomingMessage, makeDecoder: (() => Transform) | null, limits: Limits): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const decoder = makeDecoder ? makeDecoder() : null;
+    const chunks: Buffer[] = [];
+    let wire = 0;
+    let size = 0;
+    let settled = false;
+
+    const settle = (err?: ApiError): void => {
+      if (settled) return;
+      settled = true;
+      req.off('data', onWire).off('end', onWireEnd).off('error', onAbort).off('close', onClose);
+      if (decoder) decoder.removeAllListeners().on('error', () => undefined).destroy();
+      if (err) {
+        // Stop pulling bytes we will not read; the caller answers with Connection: close.
+        req.pause();
+        reject(err);
+      } else resolve(Buffer.concat(chunks, size));
+    };
+    const onDecoded = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > limits.decodedBytes) return settle(new ApiError('ERR_PAYLOAD_TOO_LARGE', `The decoded body is larger than ${limits.decodedBytes} bytes.`));
+      chunks.push(chunk);
+    };
+    const onWire = (chunk: Buffer): void => {
+      wire += chunk.length;
+      if (wire > limits.requestBytes) return settle(new ApiError('ERR_PAYLOAD_TOO_LARGE', `The body is larger than ${limits.requestBytes} bytes.`));
+      if (!decoder) return onDecoded(chunk);
+      if (!decoder.write(chunk)) {
+        req.pause();
+        decoder.once('drain', () => req.resume());
+      }
+    };
+    const onWireEnd = (): void => (decoder ? void decoder.end() : settle());
+    const onAbort = (): void => settle(new ApiError('ERR_MALFORMED_BODY', 'The request body ended early.'));
+    // 'close' also follows a normal 'end'; only an incomplete message is an abort.
+    const onClose = (): void => {
+      if (!req.complete) onAbort();
+    };
+
+    if (decoder) {
+      decoder.on('data', onDecoded);
+      decoder.on('end', () => settle());
+      decoder.on('error', (err: Error) => settle(new ApiError('ERR_MALFORMED_ENCODING', `The body is not valid for its Content-Encoding: ${err.message}.`)));
+    }
+    req.on('data', onWire).on('end', onWireEnd).on('error', onAbort).on('close', onClose);
+  });
+}
+
+/** Throws with Connection: close, so Node drops the connection rather than draining an unread body. */
+function refuse(ctx: Context, err: ApiError): never {
+  ctx.set('Connection', 'close');
+  throw err;
+}
+
+/**
+ * Reads a POST body within the limits and parses it to `ctx.state.body`. Bodies are parsed by
+ * JSON.parse (which keeps `__proto__` as an own key) or URLSearchParams (flat strings).
+ * Without a Content-Type (sendBeacon with an untyped Blob) the body is read as JSON text.
  */
 export function createReadBody(limits: Limits): Middleware {
-  const reader = koaBody({
-    json: false,
-    urlencoded: false,
-    multipart: false,
-    text: true,
-    textTypes: [...JSON_TYPES, ...FORM_TYPES],
-    textLimit: limits.decodedBytes,
-    parsedMethods: [HttpMethodEnum.POST],
-    patchNode: false,
-  });
-
   return async (ctx, next) => {
-    const headers = ctx.req.headers;
-    if (ctx.method !== 'POST' || !hasBody(headers)) {
+    const req = ctx.req;
+    if (ctx.method !== 'POST' || !hasBody(req)) {
       ctx.state.body = { kind: 'none' } satisfies ParsedBody;
       return next();
     }
-    const declared = Number(headers['content-length'] ?? 0);
-    if (declared > limits.requestBytes) throw new ApiError('ERR_PAYLOAD_TOO_LARGE', `The body is larger than ${limits.requestBytes} bytes.`);
-    const encoding = (headers['content-encoding'] ?? 'identity').trim().toLowerCase();
-    if (!ENCODINGS.has(encoding)) throw new ApiError('ERR_UNSUPPORTED_ENCODING', `Content-Encoding ${encoding} is not supported; use gzip, deflate or identity.`);
-    if (encoding === 'x-gzip') headers['content-encoding'] = 'gzip';
-    // sendBeacon with a Blob of no type sends no Content-Type: read it as JSON text.
-    if (!headers['content-type']) headers['content-type'] = 'text/plain';
-    const isForm = ctx.is(FORM_TYPES) !== false;
-    if (!isForm && ctx.is(JSON_TYPES) === false) {
-      throw new ApiError('ERR_UNSUPPORTED_MEDIA_TYPE', `Content-Type ${headers['content-type']} is not supported; send application/json, text/plain or application/x-www-form-urlencoded.`);
+    if (Number(req.headers['content-length'] ?? 0) > limits.requestBytes) {
+      refuse(ctx, new ApiError('ERR_PAYLOAD_TOO_LARGE', `The body is larger than ${limits.requestBytes} bytes.`));
     }
+    let makeDecoder: (() => Transform) | null;
     try {
-      await reader(ctx, async () => undefined);
+      makeDecoder = pickDecoder(req.headers['content-encoding']);
     } catch (err) {
-      throw bodyError(err, limits);
+      refuse(ctx, err as ApiError);
     }
-    const text = typeof ctx.request.body === 'string' ? ctx.request.body : '';
-    ctx.state.body = parseBodyText(text, isForm);
+    const untyped = !req.headers['content-type'];
+    const isForm = !untyped && ctx.is(FORM_TYPE) !== false;
+    if (!untyped && ((!isForm && ctx.is(JSON_TYPES) === false) || !CHARSETS.has(ctx.request.charset.toLowerCase()))) {
+      refuse(ctx, new ApiError('ERR_UNSUPPORTED_MEDIA_TYPE', `Content-Type ${req.headers['content-type']} is not supported; send UTF-8 application/json, text/plain or application/x-www-form-urlencoded.`));
+    }
+    let raw: Buffer;
+    try {
+      raw = await readRaw(req, makeDecoder, limits);
+    } catch (err) {
+      refuse(ctx, err as ApiError);
+    }
+    ctx.state.body = parseBodyText(raw, isForm);
     return next();
   };
 }
 
-export function parseBodyText(text: string, isForm: boolean): ParsedBody {
+export function parseBodyText(raw: Buffer, isForm: boolean): ParsedBody {
+  let text: string;
+  try {
+    text = utf8.decode(raw);
+  } catch {
+    throw new ApiError('ERR_MALFORMED_BODY', 'The body is not valid UTF-8.');
+  }
   if (isForm) return text.length === 0 ? { kind: 'none' } : { kind: 'form', value: flatParams(new URLSearchParams(text)) };
   if (text.trim().length === 0) return { kind: 'none' };
   try {
@@ -77,15 +150,4 @@ export function parseBodyText(text: string, isForm: boolean): ParsedBody {
   } catch (err) {
     throw new ApiError('ERR_MALFORMED_JSON', `The body is not valid JSON: ${(err as Error).message}`);
   }
-}
-
-/** Maps raw-body, inflation and zlib failures to our codes. */
-function bodyError(err: unknown, limits: Limits): ApiError {
-  const e = err as { type?: string; status?: number; code?: string; message?: string };
-  if (e.type === 'entity.too.large' || e.status === 413) {
-    return new ApiError('ERR_PAYLOAD_TOO_LARGE', `The decoded body is larger than ${limits.decodedBytes} bytes.`);
-  }
-  if (typeof e.code === 'string' && e.code.startsWith('Z_')) return new ApiError('ERR_MALFORMED_ENCODING', `The body is not valid for its Content-Encoding: ${e.message ?? e.code}.`);
-  if (e.status === 415) return new ApiError('ERR_UNSUPPORTED_ENCODING', e.message);
-  return new ApiError('ERR_MALFORMED_BODY', `The body could not be read: ${e.message ?? 'unknown reason'}.`);
 }

@@ -1,10 +1,11 @@
-import { DateTime } from 'luxon';
+import { DateTime, IANAZone } from 'luxon';
 
 /**
- * `YYYY-MM-DDThh:mm[:ss[.fff…]][Z|±hh[:]mm]`. A space may stand for the `T`. Anything else
- * (week dates, ordinal dates, bare dates) is refused so that a typo never becomes a wrong time.
+ * `YYYY-MM-DDThh:mm[:ss[.fff…]][Z|±hh[:]mm]`. A space may stand for the `T`, and for the `+` of
+ * an offset: an unencoded `+` in a GET URL arrives as a space. Anything else (week dates, ordinal
+ * dates, bare dates) is refused so that a typo never becomes a wrong time.
  */
-const ISO_LOCAL = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
+const ISO_LOCAL = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(Z|z|[+ -]\d{2}(?::?\d{2})?)?$/;
 
 export type EventTimeResult = { ok: true; iso: string } | { ok: false; reason: string };
 
@@ -12,11 +13,30 @@ function daysInMonth(year: number, month: number): number {
   return new Date(Date.UTC(year, month, 0)).getUTCDate();
 }
 
+const MINUTE = 60_000;
+const DAY = 86_400_000;
+
+/** The wall-clock fields read as if they were UTC; years 1–99 are not shifted to 19xx. */
+function wallClockMs(year: number, month: number, day: number, hour: number, minute: number, second: number, millis: number): number {
+  const ms = Date.UTC(year, month - 1, day, hour, minute, second, millis);
+  return year < 100 ? new Date(ms).setUTCFullYear(year) : ms;
+}
+
+/**
+ * The instant a wall-clock time names in `zone`, resolved as Temporal's "compatible" does: an
+ * ambiguous time (clocks turned back) is the earlier instant; a time in a gap (clocks turned
+ * forward) is moved forward by the gap. Candidate offsets are those in force a day either side.
+ */
+function zonedToUtc(wall: number, zone: IANAZone): number {
+  const before = zone.offset(wall - DAY) * MINUTE;
+  const after = zone.offset(wall + DAY) * MINUTE;
+  const fits = [wall - before, wall - after].filter((t) => zone.offset(t) * MINUTE === wall - t);
+  return fits.length > 0 ? Math.min(...fits) : wall - before;
+}
+
 /**
  * Reads a client `_event_at`. Without an offset the time is local to `timeZone` (an IANA zone);
- * the result is UTC with millisecond precision (finer fractions are truncated). A local time that
- * falls in a daylight-saving gap is moved forward by the gap, as luxon does; an ambiguous one
- * takes the earlier offset.
+ * the result is UTC with millisecond precision (finer fractions are truncated).
  */
 export function parseEventTime(input: string, timeZone: string): EventTimeResult {
   const m = ISO_LOCAL.exec(input);
@@ -27,26 +47,22 @@ export function parseEventTime(input: string, timeZone: string): EventTimeResult
   if (year < 1 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return { ok: false, reason: 'no such date' };
   if (hour > 23 || minute > 59 || second > 59) return { ok: false, reason: 'no such time of day' };
 
+  const wall = wallClockMs(year, month, day, hour, minute, second, millis);
   const offset = m[8];
   let epochMs: number;
-  if (offset !== undefined) {
-    epochMs = Date.UTC(year, month - 1, day, hour, minute, second, millis);
-    if (year < 100) epochMs = new Date(epochMs).setUTCFullYear(year);
-    if (offset !== 'Z' && offset !== 'z') {
-      const sign = offset[0] === '-' ? -1 : 1;
-      const digits = offset.slice(1).replace(':', '');
-      const oh = Number(digits.slice(0, 2));
-      const om = digits.length > 2 ? Number(digits.slice(2, 4)) : 0;
-      if (oh > 23 || om > 59) return { ok: false, reason: 'no such offset' };
-      epochMs -= sign * (oh * 60 + om) * 60_000;
-    }
-  } else if (timeZone === 'UTC') {
-    epochMs = Date.UTC(year, month - 1, day, hour, minute, second, millis);
-    if (year < 100) epochMs = new Date(epochMs).setUTCFullYear(year);
+  if (offset === 'Z' || offset === 'z' || (offset === undefined && timeZone === 'UTC')) {
+    epochMs = wall;
+  } else if (offset !== undefined) {
+    const sign = offset[0] === '-' ? -1 : 1;
+    const digits = offset.slice(1).replace(':', '');
+    const oh = Number(digits.slice(0, 2));
+    const om = digits.length > 2 ? Number(digits.slice(2, 4)) : 0;
+    if (oh > 23 || om > 59) return { ok: false, reason: 'no such offset' };
+    epochMs = wall - sign * (oh * 60 + om) * MINUTE;
   } else {
-    const local = DateTime.fromObject({ year, month, day, hour, minute, second, millisecond: millis }, { zone: timeZone });
-    if (!local.isValid) return { ok: false, reason: local.invalidExplanation ?? 'invalid in the tracker time zone' };
-    epochMs = local.toMillis();
+    const zone = IANAZone.create(timeZone);
+    if (!zone.isValid) return { ok: false, reason: `the tracker time zone ${timeZone} is unknown` };
+    epochMs = zonedToUtc(wall, zone);
   }
   const date = new Date(epochMs);
   if (Number.isNaN(date.getTime())) return { ok: false, reason: 'out of range' };

@@ -18,9 +18,19 @@ export type NormalizeResult = { ok: true; record: TrackedRecord } | { ok: false;
 
 const fail = (error: RecordError): NormalizeResult => ({ ok: false, error });
 
-/** `_uid` and `_sid`: strings, or JSON numbers stored as their decimal string. */
+/**
+ * `_uid` and `_sid`: strings, or JSON numbers stored as their decimal string. An integer beyond
+ * 2^53 has already lost digits in JSON.parse, and 1e21 has no plain decimal form: both are refused
+ * rather than stored as a different id.
+ */
 function readKey(value: unknown, field: string, limits: Limits): string | RecordError {
-  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  if (typeof value === 'number') {
+    const text = String(value);
+    if (!Number.isFinite(value) || (Number.isInteger(value) && !Number.isSafeInteger(value)) || text.includes('e')) {
+      return recordError('ERR_INVALID_FIELD', field, `${field} is a number that cannot be kept exactly; send it as a string.`);
+    }
+    return text;
+  }
   if (typeof value !== 'string') return recordError('ERR_INVALID_FIELD', field, `${field} must be a string or a number.`);
   if (value.length === 0) return recordError('ERR_INVALID_FIELD', field, `${field} must not be empty.`);
   if (value.length > limits.idLength) return recordError('ERR_VALUE_TOO_LONG', field, `${field} is longer than ${limits.idLength} characters.`);

@@ -29,6 +29,22 @@ export interface ExtractedPayload {
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/**
+ * Name → string, or string[] when the name repeats. Null-prototype, so any name is plain data.
+ * URLSearchParams rather than Node's querystring, which silently keeps only the first 1000 pairs.
+ */
+export function flatParams(params: URLSearchParams): FlatParams {
+  const out = Object.create(null) as FlatParams;
+  for (const [k, v] of params) {
+    const prev = out[k];
+    // push, not spread: a 5 MiB form body of `a=&a=&…` must stay linear.
+    if (prev === undefined) out[k] = v;
+    else if (Array.isArray(prev)) prev.push(v);
+    else out[k] = [prev, v];
+  }
+  return out;
+}
+
 /** Copies own keys onto a null-prototype object, so `__proto__` and `constructor` stay plain data. */
 function overlay(base: Record<string, unknown>, top: Record<string, unknown>): Record<string, unknown> {
   const out = Object.create(null) as Record<string, unknown>;
@@ -39,16 +55,24 @@ function overlay(base: Record<string, unknown>, top: Record<string, unknown>): R
 
 function headerToken(authorization: string | undefined): string | undefined {
   if (!authorization) return undefined;
-  const m = /^Tracker\s+(\S+)\s*$/i.exec(authorization);
   // Other schemes (Basic, Bearer…) belong to the sender, e.g. a webhook's own signature: not ours to judge.
-  return m ? m[1] : undefined;
+  if (!/^Tracker(\s|$)/i.test(authorization)) return undefined;
+  const m = /^Tracker\s+(\S+)\s*$/i.exec(authorization);
+  // Our scheme with a missing or split credential is a broken token, not an absent one.
+  if (!m) throw new ApiError('ERR_INVALID_TOKEN', 'The Authorization header must be "Tracker <token>".');
+  return m[1];
 }
 
 function takeToken(fields: Record<string, unknown>, where: string, seen: Set<string>): void {
   const t = fields._token;
   if (t === undefined) return;
-  if (typeof t !== 'string' || t.length === 0) throw new ApiError('ERR_INVALID_TOKEN', `_token in the ${where} must be a non-empty string.`, '_token');
-  seen.add(t);
+  // A repeated URL or form parameter arrives as an array: each value counts, so two different ones conflict.
+  const values = Array.isArray(t) ? t : [t];
+  for (const v of values) {
+    if (typeof v !== 'string' || v.length === 0) throw new ApiError('ERR_INVALID_TOKEN', `_token in the ${where} must be a non-empty string.`, '_token');
+    seen.add(v);
+  }
+  if (values.length === 0) throw new ApiError('ERR_INVALID_TOKEN', `_token in the ${where} must be a non-empty string.`, '_token');
 }
 
 /**
