@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
 
 const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`;
@@ -10,7 +11,8 @@ const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call
  * if the holder dies, another worker takes over once the TTL lapses.
  */
 export class LeaderLock {
-  readonly token = randomUUID();
+  /** Names the holder (host and pid) so an operator, or a test, can tell who delivers a destination. */
+  readonly token = `${hostname()}:${process.pid}:${randomUUID()}`;
   private timer: NodeJS.Timeout | undefined;
   private readonly lost = new AbortController();
 
