@@ -14,6 +14,7 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[2], ARGV[2])
 redis.call('XTRIM', KEYS[3], 'MINID', ARGV[3])
 redis.call('HINCRBY', KEYS[4], 'delivered', ARGV[4])
+redis.call('HINCRBY', KEYS[4], 'batches', 1)
 redis.call('HSET', KEYS[4], 'lastDeliveredAt', ARGV[5], 'inFlight', '0', 'paused', '')
 return 1`;
 

@@ -9,6 +9,8 @@ export interface DestinationStatus {
   /** Records in the batch being written right now (by whichever process leads). */
   inFlight: number;
   delivered: number;
+  /** Batches confirmed by the destination: delivered / batches is the records per destination write. */
+  batches: number;
   /** Records in the dead-letter store. */
   deadLettered: number;
   /** Age of the oldest record not yet delivered, in milliseconds (0 when none). */
@@ -49,6 +51,7 @@ export class DestinationStatusStore {
       queued: Math.max(0, queued),
       inFlight: Number(hash.inFlight ?? 0),
       delivered: Number(hash.delivered ?? 0),
+      batches: Number(hash.batches ?? 0),
       deadLettered,
       lagMs: oldestId ? Math.max(0, now - streamIdTime(oldestId)) : 0,
       lastDeliveredAt: hash.lastDeliveredAt ?? null,
