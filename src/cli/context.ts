@@ -8,7 +8,7 @@ import { createRedis } from '../queue/redis';
 import { DestinationService } from '../trackers/destinations';
 import { TrackerStore } from '../trackers/store';
 import { TrackerService } from '../trackers/service';
-import { DeliveryAdmin } from './delivery-admin';
+import { DeliveryAdmin } from '../trackers/delivery-admin';
 
 /** A failure the CLI reports as one line, without a stack. */
 export class CliError extends Error {

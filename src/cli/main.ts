@@ -3,7 +3,7 @@ import { ConfigError } from '../config';
 import { DestinationServiceError } from '../trackers/destinations';
 import { TrackerServiceError } from '../trackers/service';
 import { CliError } from './context';
-import { DeliveryAdminError } from './delivery-admin';
+import { DeliveryAdminError } from '../trackers/delivery-admin';
 import { registerDestinationsCommands } from './destinations-command';
 import { registerDlqCommands } from './dlq-command';
 import { registerTrackersCommands } from './trackers-command';

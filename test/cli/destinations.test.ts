@@ -5,7 +5,7 @@ import { createDefaultRegistry } from '../../connectors';
 import { ConfigurationError } from '../../connectors/errors';
 import { DestinationStatusStore } from '../../jobs/destination-status';
 import { deliveryKeys } from '../../jobs/keys';
-import type { DestinationView } from '../../src/cli/delivery-admin';
+import type { DestinationView } from '../../src/trackers/delivery-admin';
 import { TrackerStore } from '../../src/trackers/store';
 import type { Destination } from '../../src/trackers/types';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';

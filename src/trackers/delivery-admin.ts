@@ -3,8 +3,8 @@ import { exportWarehouse, LocalSettingsSchema, queryWarehouse, warehouseFile, ty
 import { DeadLetterStore } from '../../jobs/dead-letters';
 import { DestinationStatusStore, type DestinationStatus } from '../../jobs/destination-status';
 import { deliveryKeys } from '../../jobs/keys';
-import type { DestinationService } from '../trackers/destinations';
-import { describeIssues, type Destination } from '../trackers/types';
+import type { DestinationService } from './destinations';
+import { describeIssues, type Destination } from './types';
 
 export type DeliveryAdminErrorCode = 'NO_LOCAL_DESTINATION' | 'SEVERAL_LOCAL_DESTINATIONS' | 'NOT_LOCAL' | 'INVALID_SETTINGS' | 'WAREHOUSE_FAILED';
 
@@ -33,7 +33,7 @@ export interface DeliveryAdminDeps {
 /**
  * What an operator does with delivery, over the existing services: destinations with their status,
  * the dead letters of a destination, and reads of the local warehouse. It holds no CLI concern, so
- * the web console can call it as it is (it belongs beside DestinationService once that is free).
+ * the web console can call it as it is (the CLI and the console share it).
  */
 export class DeliveryAdmin {
   constructor(private readonly deps: DeliveryAdminDeps) {}
