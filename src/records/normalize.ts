@@ -74,7 +74,9 @@ export function normalizeRecord(input: NormalizeInput): NormalizeResult {
 
   for (const key of Object.keys(raw)) {
     const value = raw[key];
-    if (key.startsWith('_')) {
+    // One leading underscore marks Tributary's namespace. Two (`__typename` from GraphQL webhooks,
+    // `__proto__`) are ordinary data: refusing them would bounce common payloads for no benefit.
+    if (key.startsWith('_') && !key.startsWith('__')) {
       if (!allowed.has(key)) {
         return fail(recordError('ERR_RESERVED_FIELD', key, `${key} is reserved and not accepted on a ${kind}; rename the property without the leading underscore.`));
       }

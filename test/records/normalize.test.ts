@@ -94,7 +94,6 @@ describe('reserved names', () => {
   test.each([
     ['event', '_foo'],
     ['event', '_token'],
-    ['event', '__proto__'],
     ['user', '_sid'],
     ['user', '_event'],
     ['session', '_event'],
