@@ -1,0 +1,86 @@
+import { sheets, type MethodOptions, type sheets_v4 } from 'googleapis/build/src/apis/sheets';
+import type { SheetsAuth } from './auth';
+import type { Budgets } from './budget';
+
+export type Sheets = sheets_v4.Schema$Spreadsheet;
+export type SheetProperties = sheets_v4.Schema$SheetProperties;
+export type StructureRequest = sheets_v4.Schema$Request;
+export type ValueRange = sheets_v4.Schema$ValueRange;
+export type CellValue = string | number | boolean;
+
+export interface ClientOptions {
+  auth: SheetsAuth | undefined;
+  endpoint: string | undefined;
+  timeoutMs: number;
+  budgets: Budgets;
+  now: () => number;
+  sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+/** Only what the writer needs of a spreadsheet: its title and each tab's id, title and grid. */
+const SPREADSHEET_FIELDS = 'spreadsheetId,properties.title,sheets.properties(sheetId,title,index,gridProperties(rowCount,columnCount))';
+
+/**
+ * The Sheets v4 calls the connector makes, and nothing else. Every call first waits for the
+ * credential's read or write budget, and none is retried here: googleapis retries GET and PUT by
+ * default (and requests that got no answer), which would re-send a write whose response was lost
+ * and hide 429s from the delivery loop, so `retry: false` keeps retrying in jobs/ alone.
+ */
+export class SheetsClient {
+  private readonly api: sheets_v4.Sheets;
+
+  constructor(private readonly opts: ClientOptions) {
+    // The sheets module alone loads in a fraction of the time of the whole googleapis index.
+    // Node's own fetch rather than gaxios' lazily imported node-fetch (an ES module that jest's
+    // CommonJS runtime cannot load); gaxios documents native fetch as a supported implementation.
+    this.api = sheets({ version: 'v4', auth: opts.auth, rootUrl: opts.endpoint, retry: false, timeout: opts.timeoutMs, fetchImplementation: fetch });
+  }
+
+  private async budget(kind: 'read' | 'write', signal: AbortSignal): Promise<MethodOptions> {
+    const budget = this.opts.budgets[kind];
+    for (let wait = budget.delay(this.opts.now()); wait > 0; wait = budget.delay(this.opts.now())) await this.opts.sleep(wait, signal);
+    signal.throwIfAborted();
+    budget.take(this.opts.now());
+    return { signal, timeout: this.opts.timeoutMs, retry: false };
+  }
+
+  async get(spreadsheetId: string, signal: AbortSignal): Promise<Sheets> {
+    const options = await this.budget('read', signal);
+    return (await this.api.spreadsheets.get({ spreadsheetId, includeGridData: false, fields: SPREADSHEET_FIELDS }, options)).data;
+  }
+
+  async create(title: string, tabs: SheetProperties[], signal: AbortSignal): Promise<Sheets> {
+    const options = await this.budget('write', signal);
+    return (await this.api.spreadsheets.create({ requestBody: { properties: { title }, sheets: tabs.map((properties) => ({ properties })) } }, options)).data;
+  }
+
+  async structure(spreadsheetId: string, requests: StructureRequest[], signal: AbortSignal): Promise<sheets_v4.Schema$Response[]> {
+    const options = await this.budget('write', signal);
+    return (await this.api.spreadsheets.batchUpdate({ spreadsheetId, requestBody: { requests } }, options)).data.replies ?? [];
+  }
+
+  /** Cells as text (FORMATTED_VALUE): headers and keys are compared as people see them. */
+  async batchGet(spreadsheetId: string, ranges: string[], signal: AbortSignal): Promise<CellValue[][][]> {
+    const options = await this.budget('read', signal);
+    const res = await this.api.spreadsheets.values.batchGet({ spreadsheetId, ranges, majorDimension: 'ROWS', valueRenderOption: 'FORMATTED_VALUE' }, options);
+    return (res.data.valueRanges ?? []).map((vr) => (vr.values ?? []) as CellValue[][]);
+  }
+
+  /** RAW: strings stay strings, so `=IMPORTXML(…)` is text and never a formula. `null` leaves a cell alone, `""` clears it. */
+  async batchUpdateValues(spreadsheetId: string, data: ValueRange[], signal: AbortSignal): Promise<void> {
+    const options = await this.budget('write', signal);
+    await this.api.spreadsheets.values.batchUpdate({ spreadsheetId, requestBody: { valueInputOption: 'RAW', data } }, options);
+  }
+
+  /**
+   * INSERT_ROWS: rows are inserted after the table, so nothing below it is overwritten and the
+   * grid grows by exactly the rows written. Returns `updates.updatedRange`, e.g. `events!A42:F51`.
+   */
+  async append(spreadsheetId: string, range: string, values: Array<Array<CellValue | null>>, signal: AbortSignal): Promise<string> {
+    const options = await this.budget('write', signal);
+    const res = await this.api.spreadsheets.values.append({ spreadsheetId, range, valueInputOption: 'RAW', insertDataOption: 'INSERT_ROWS', requestBody: { majorDimension: 'ROWS', values } }, options);
+    const updated = res.data.updates?.updatedRange;
+    if (!updated) throw new Error(`values.append answered without updates.updatedRange for ${range}`);
+    return updated;
+  }
+}

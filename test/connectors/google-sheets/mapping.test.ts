@@ -1,0 +1,109 @@
+import { ConfigurationError, PermanentError, RetryableError } from '../../../connectors/errors';
+import { GoogleSheetsSettingsSchema } from '../../../connectors/google-sheets';
+import { columnLetters, rowsOf, tableRange } from '../../../connectors/google-sheets/a1';
+import { resolveAuth } from '../../../connectors/google-sheets/auth';
+import { RequestBudget } from '../../../connectors/google-sheets/budget';
+import { toConnectorError } from '../../../connectors/google-sheets/google-errors';
+import { evolveHeader } from '../../../connectors/google-sheets/header';
+import { eventsTabFor } from '../../../connectors/google-sheets/partition';
+import { chunkRows } from '../../../connectors/google-sheets/rows';
+import { cellValue, fitCell, TRUNCATION_MARKER } from '../../../connectors/google-sheets/values';
+
+test('cell values: types kept, JSON for objects, text cut at 50 000 characters with a marker', () => {
+  expect([cellValue(3), cellValue(1.5), cellValue(false), cellValue('=1+1'), cellValue(null)]).toEqual([3, 1.5, false, '=1+1', null]);
+  expect(cellValue({ a: [1, { b: null }] })).toBe('{"a":[1,{"b":null}]}');
+  expect(fitCell('x'.repeat(50_000))).toBe('x'.repeat(50_000));
+  const cut = fitCell('x'.repeat(50_001));
+  expect(cut).toHaveLength(50_000);
+  expect(cut.endsWith(TRUNCATION_MARKER)).toBe(true);
+  // Never half of a surrogate pair before the marker.
+  const emoji = fitCell('x' + '😀'.repeat(30_000));
+  expect(emoji.length).toBeLessThanOrEqual(50_000);
+  expect(emoji.slice(0, -TRUNCATION_MARKER.length)).toMatch(/^x(😀)+$/u);
+});
+
+test('header evolution keeps existing columns in place and adds new names at the right', () => {
+  expect(evolveHeader(['plan', '', '_id', 'mine'], ['_id', '_uid', 'plan', 'seats', '_uid'])).toEqual({ header: ['plan', '', '_id', 'mine', '_uid', 'seats'], added: { from: 5, names: ['_uid', 'seats'] } });
+  expect(evolveHeader(['_id'], ['_id']).added).toBeUndefined();
+});
+
+test('A1 helpers quote every tab name and read answered ranges', () => {
+  expect(columnLetters(1)).toBe('A');
+  expect(columnLetters(28)).toBe('AB');
+  expect(columnLetters(703)).toBe('AAA');
+  expect(tableRange("Jon's events", 28)).toBe("'Jon''s events'!A:AB");
+  expect(rowsOf("'Jon''s events'!A42:F51")).toEqual({ first: 42, last: 51 });
+  expect(rowsOf('events!A7')).toEqual({ first: 7, last: 7 });
+});
+
+test('monthly tabs follow the UTC month of _received_at', () => {
+  const s = { tabs: { users: 'users', sessions: 'sessions', events: 'events' }, rollover: 'monthly' as const };
+  expect(eventsTabFor('2026-11-30T23:59:59.999Z', s)).toBe('events_2026_11');
+  expect(eventsTabFor('2026-12-01T00:00:00.000Z', s)).toBe('events_2026_12');
+  expect(eventsTabFor('2026-12-01T00:00:00.000Z', { ...s, rollover: 'none' })).toBe('events');
+});
+
+test('appends are split only past 2 MB', () => {
+  const rows = Array.from({ length: 5 }, () => ['x'.repeat(600_000)]);
+  expect(chunkRows(rows).map((c) => [c.offset, c.rows.length])).toEqual([[0, 3], [3, 2]]);
+  expect(chunkRows([['a'], ['b']])).toHaveLength(1);
+});
+
+test('the budget allows `limit` requests in any 60 s and honours a block after a 429', () => {
+  const b = new RequestBudget(2);
+  expect(b.delay(0)).toBe(0);
+  b.take(0);
+  b.take(10_000);
+  expect(b.delay(30_000)).toBe(30_000);
+  expect(b.delay(59_999)).toBe(1);
+  expect(b.delay(60_000)).toBe(0);
+  b.take(60_000);
+  b.block(100_000);
+  expect(b.delay(75_000)).toBe(25_000);
+  expect(b.used(75_000)).toBe(1);
+});
+
+const ctx = { spreadsheetId: 'abc', identity: 'svc@p.iam.gserviceaccount.com', now: Date.UTC(2026, 10, 22, 12, 0, 30) };
+const http = (status: number, data: unknown) => Object.assign(new Error('Request failed'), { response: { status, data, headers: new Headers() } });
+const google = (code: number, status: string, message: string, reason?: string) => http(code, { error: { code, status, message, ...(reason ? { details: [{ reason }] } : {}) } });
+
+test('Google errors map to the error type that decides what delivery does', () => {
+  const quota = toConnectorError(google(429, 'RESOURCE_EXHAUSTED', 'Quota exceeded'), ctx);
+  expect(quota).toBeInstanceOf(RetryableError);
+  expect((quota as RetryableError).retryAfterMs).toBe(31_000);
+  expect(toConnectorError(google(403, 'PERMISSION_DENIED', 'The caller does not have permission'), ctx).message).toBe(
+    'No permission on spreadsheet abc: share it with svc@p.iam.gserviceaccount.com as Editor (The caller does not have permission)',
+  );
+  expect(toConnectorError(google(403, 'PERMISSION_DENIED', 'Google Sheets API has not been used in project 1 before or it is disabled.', 'SERVICE_DISABLED'), ctx).details.reason).toBe('SERVICE_DISABLED');
+  expect(toConnectorError(google(404, 'NOT_FOUND', 'Requested entity was not found.'), ctx)).toBeInstanceOf(ConfigurationError);
+  expect(toConnectorError(http(400, { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' }), ctx).message).toBe(
+    'Google refused the credentials (svc@p.iam.gserviceaccount.com): invalid_grant Invalid JWT Signature.',
+  );
+  expect(toConnectorError(google(400, 'INVALID_ARGUMENT', "Range ('users'!D1) exceeds grid limits. Max rows: 2, max columns: 3"), ctx).details.reason).toBe('layout-changed');
+  expect(toConnectorError(google(400, 'INVALID_ARGUMENT', 'Invalid values[0][0]'), ctx)).toBeInstanceOf(PermanentError);
+  expect(toConnectorError(google(400, 'INVALID_ARGUMENT', 'This action would increase the number of cells in the workbook above the limit of 10000000 cells.'), ctx)).toBeInstanceOf(ConfigurationError);
+  expect(toConnectorError(google(503, 'UNAVAILABLE', 'The service is currently unavailable.'), ctx)).toBeInstanceOf(RetryableError);
+  const lost = toConnectorError(Object.assign(new Error('Unexpected Gaxios Error'), { cause: new TypeError('fetch failed', { cause: new Error('other side closed') }) }), ctx);
+  expect(lost).toMatchObject({ kind: 'retryable', message: 'no answer from the Sheets API: TypeError: fetch failed ← Error: other side closed' });
+  expect(toConnectorError(new Error('Could not load the default credentials.'), ctx)).toBeInstanceOf(ConfigurationError);
+});
+
+test('settings: a spreadsheet id or createSpreadsheet, one kind of credentials, distinct tabs', () => {
+  const parse = (s: unknown) => GoogleSheetsSettingsSchema.safeParse(s);
+  expect(parse({ spreadsheetId: '1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgvE2upms' }).success).toBe(true);
+  expect(parse({ createSpreadsheet: true, endpoint: 'http://127.0.0.1:8085/' }).success).toBe(true);
+  expect(parse({}).error?.issues[0]?.message).toBe('set either spreadsheetId or createSpreadsheet: true (not both)');
+  expect(parse({ spreadsheetId: 'https://docs.google.com/x' }).success).toBe(false);
+  expect(parse({ createSpreadsheet: true, keyFile: '/k.json', credentials: { type: 'service_account', client_email: 'a@b.co', private_key: 'k' } }).success).toBe(false);
+  expect(parse({ createSpreadsheet: true, tabs: { users: 'Data', events: 'data' } }).success).toBe(false);
+  expect(parse({ createSpreadsheet: true, writeRequestsPerMinute: 301 }).success).toBe(false);
+  expect(parse({ createSpreadsheet: true, extra: 1 }).success).toBe(false);
+});
+
+test('credentials: inline key, key file, none with an endpoint, else Application Default Credentials', () => {
+  const key = { type: 'service_account' as const, client_email: 'svc@p.iam.gserviceaccount.com', private_key: '-----BEGIN PRIVATE KEY-----\n...' };
+  expect(resolveAuth({ createSpreadsheet: true, credentials: key }).identity).toBe('svc@p.iam.gserviceaccount.com');
+  expect(resolveAuth({ createSpreadsheet: true, keyFile: '/etc/key.json' })).toMatchObject({ identity: 'key file /etc/key.json' });
+  expect(resolveAuth({ createSpreadsheet: true, endpoint: 'http://127.0.0.1:1/' })).toEqual({ client: undefined, identity: 'anonymous at http://127.0.0.1:1/' });
+  expect(resolveAuth({ createSpreadsheet: true }).client).toBeDefined();
+});

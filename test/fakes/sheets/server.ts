@@ -1,0 +1,175 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { RenderedValue, ValueRenderOption } from './cells';
+import { GoogleApiError, internalError, invalidArgument, notFound, permissionDenied, serviceDisabled, unauthenticated, unavailable } from './errors';
+import { FaultPlan, isWrite, type SheetsMethod } from './faults';
+import { GOOGLE_QUOTAS, QuotaMeter, type QuotaLimits } from './quota';
+import { handle, matchRoute, newSpreadsheetId } from './routes';
+import type { Sheet } from './sheet';
+import { GOOGLE_CELL_LIMIT, Spreadsheet } from './spreadsheet';
+
+export interface SheetsFakeOptions {
+  /** Milliseconds since the epoch; quota windows follow it. Default `Date.now`. */
+  clock?: () => number;
+  /** Per-minute quotas. Default Google's: 60 per user and 300 per project, for reads and for writes. */
+  quotas?: Partial<QuotaLimits>;
+  /** Cells per spreadsheet. Default Google's 10 000 000. */
+  cellLimit?: number;
+  /** Answer 401 to requests without a bearer token. Default false (emulator style). */
+  requireAuth?: boolean;
+}
+
+export interface LoggedRequest {
+  method: SheetsMethod;
+  credential: string;
+  status: number;
+  at: number;
+  range?: string;
+}
+
+/**
+ * A stateful Sheets API v4 server on 127.0.0.1 for tests and benchmarks. Point googleapis at it
+ * with `rootUrl: fake.url`. The credential is the bearer token, or `anonymous` without one.
+ */
+export class SheetsFake {
+  readonly spreadsheets = new Map<string, Spreadsheet>();
+  readonly faults = new FaultPlan();
+  readonly quota: QuotaMeter;
+  readonly requests: LoggedRequest[] = [];
+  /** Credentials answered 403 PERMISSION_DENIED (no access to any spreadsheet). */
+  readonly denied = new Set<string>();
+  /** Answer 403 SERVICE_DISABLED to everything, as when the API is not enabled in the project. */
+  apiDisabled = false;
+  readonly clock: () => number;
+  private readonly hung = new Set<ServerResponse>();
+  private readonly cellLimit: number;
+  private readonly requireAuth: boolean;
+
+  private constructor(
+    private readonly server: Server,
+    opts: SheetsFakeOptions,
+  ) {
+    this.clock = opts.clock ?? Date.now;
+    this.quota = new QuotaMeter({ ...GOOGLE_QUOTAS, ...opts.quotas }, '123456789012');
+    this.cellLimit = opts.cellLimit ?? GOOGLE_CELL_LIMIT;
+    this.requireAuth = opts.requireAuth ?? false;
+  }
+
+  static async start(opts: SheetsFakeOptions = {}): Promise<SheetsFake> {
+    let fake!: SheetsFake;
+    const server = createServer((req, res) => void fake.serve(req, res));
+    fake = new SheetsFake(server, opts);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return fake;
+  }
+
+  /** Root URL for googleapis' `rootUrl`, ending in `/`. */
+  get url(): string {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/`;
+  }
+
+  /** Requests received per method (any outcome). */
+  counts(filter: (r: LoggedRequest) => boolean = () => true): Partial<Record<SheetsMethod, number>> {
+    const out: Partial<Record<SheetsMethod, number>> = {};
+    for (const r of this.requests) if (filter(r)) out[r.method] = (out[r.method] ?? 0) + 1;
+    return out;
+  }
+
+  /** A spreadsheet made directly (not through the API, so not counted); tabs default to `Sheet1`. */
+  createSpreadsheet(title = 'Test', tabs: Array<string | { title: string; rowCount?: number; columnCount?: number }> = ['Sheet1']): Spreadsheet {
+    const ss = new Spreadsheet(newSpreadsheetId(), title, this.cellLimit);
+    for (const t of tabs) {
+      const { title: name, rowCount = 1000, columnCount = 26 } = typeof t === 'string' ? { title: t } : t;
+      ss.addSheet({ title: name, gridProperties: { rowCount, columnCount } });
+    }
+    this.spreadsheets.set(ss.id, ss);
+    return ss;
+  }
+
+  /** A tab, for a test to inspect or to edit as a person would. */
+  sheet(spreadsheetId: string, title: string): Sheet {
+    const sheet = this.spreadsheets.get(spreadsheetId)?.sheetByTitle(title);
+    if (!sheet) throw new Error(`no tab "${title}" in spreadsheet ${spreadsheetId}`);
+    return sheet;
+  }
+
+  /** Every value of a tab, trimmed like values.get; not counted as a request. */
+  values(spreadsheetId: string, title: string, render: ValueRenderOption = 'UNFORMATTED_VALUE'): RenderedValue[][] {
+    const sheet = this.sheet(spreadsheetId, title);
+    return sheet.read({ r1: 1, c1: 1, r2: sheet.rowCount, c2: sheet.columnCount }, render);
+  }
+
+  async close(): Promise<void> {
+    for (const res of this.hung) res.destroy();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://fake');
+    const route = matchRoute(req.method ?? 'GET', url.pathname);
+    const auth = req.headers.authorization;
+    const credential = auth?.startsWith('Bearer ') ? auth.slice(7) : 'anonymous';
+    const raw = await readBody(req);
+    if (!route) return send(res, notFound().code, notFound().body());
+    const entry: LoggedRequest = { method: route.method, credential, status: 0, at: this.clock(), ...(route.range ? { range: route.range } : {}) };
+    this.requests.push(entry);
+    const fault = this.faults.take(route.method);
+    if (fault?.kind === 'hang') {
+      this.hung.add(res);
+      res.on('close', () => this.hung.delete(res));
+      return;
+    }
+    if (fault?.kind === 'status') {
+      const err = fault.status === 500 ? internalError() : fault.status === 503 ? unavailable() : new GoogleApiError(fault.status, 'UNAVAILABLE', 'Backend error');
+      entry.status = err.code;
+      return send(res, err.code, err.body());
+    }
+    let status = 200;
+    let payload: unknown;
+    try {
+      payload = this.call(route, credential, url.searchParams, raw);
+    } catch (err) {
+      const apiError = err instanceof GoogleApiError ? err : internalError();
+      status = apiError.code;
+      payload = apiError.body();
+    }
+    entry.status = status;
+    if (fault?.kind === 'lose-response' && status === 200) {
+      entry.status = -1;
+      req.socket.destroy();
+      return;
+    }
+    send(res, status, payload);
+  }
+
+  private call(route: NonNullable<ReturnType<typeof matchRoute>>, credential: string, query: URLSearchParams, raw: string): unknown {
+    if (this.requireAuth && credential === 'anonymous') throw unauthenticated();
+    if (this.apiDisabled) throw serviceDisabled('123456789012');
+    if (this.denied.has(credential)) throw permissionDenied();
+    const refused = this.quota.take(credential, isWrite(route.method) ? 'write' : 'read', this.clock());
+    if (refused) throw refused;
+    let body: unknown;
+    try {
+      body = raw === '' ? undefined : JSON.parse(raw);
+    } catch {
+      throw invalidArgument('Invalid JSON payload received.');
+    }
+    return handle({ route, query, body }, this.spreadsheets, this.cellLimit);
+  }
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function send(res: ServerResponse, status: number, payload: unknown): void {
+  const text = JSON.stringify(payload);
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=UTF-8', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
