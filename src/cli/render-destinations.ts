@@ -1,7 +1,7 @@
 import type { TestResult } from '../trackers/destinations';
 import type { Destination } from '../trackers/types';
 import type { DestinationView } from '../trackers/delivery-admin';
-import { table } from './render';
+import { json, table } from './render';
 
 /** `850ms`, `12s`, `3m 4s`, `2h 5m`, `3d 1h`: precise when small, short when large. */
 export function duration(ms: number): string {
@@ -46,7 +46,7 @@ export function renderDestinationList(trackerId: string, list: DestinationView[]
 }
 
 export function renderAdded(trackerId: string, d: Destination): string {
-  const settings = Object.keys(d.settings).length === 0 ? 'default settings' : `settings ${JSON.stringify(d.settings)}`;
+  const settings = Object.keys(d.settings).length === 0 ? 'default settings' : `settings ${json(d.settings).replace(/\s*\n\s*/g, ' ')}`;
   const lines = [`Added destination ${d.id} (${d.type}, ${settings}) to tracker ${trackerId}${d.enabled ? '' : ', disabled'}.`];
   lines.push(d.enabled ? 'Records accepted from now on are delivered to it.' : `Records are not sent to it until: tributary destinations enable ${trackerId} ${d.id}`);
   lines.push(`Check it: tributary destinations test ${trackerId} ${d.id}`);

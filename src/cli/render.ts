@@ -49,6 +49,9 @@ export function renderTrackerDetails(t: Tracker): string {
   return [`Tracker ${t.id}`, details, '', 'Tokens', tokens].join('\n');
 }
 
+/** Destination secrets (an inline service-account key) never reach a terminal or a script's log. */
+const SECRET_KEYS = new Set(['credentials', 'private_key', 'privateKey', 'client_secret']);
+
 export function json(value: unknown): string {
-  return JSON.stringify(value, null, 2);
+  return JSON.stringify(value, (key, v: unknown) => (SECRET_KEYS.has(key) && v !== undefined && v !== null ? '[redacted]' : v), 2);
 }

@@ -1,3 +1,4 @@
+import { json } from '../../src/cli/render';
 import { InvalidArgumentError } from 'commander';
 import { collectSetting, mergeSettings, parseSetting, parseSettingsJson } from '../../src/cli/settings-args';
 
@@ -41,4 +42,11 @@ test('--settings-json must be a JSON object', () => {
   expect(() => parseSettingsJson('[1]')).toThrow('expected a JSON object');
   expect(() => parseSettingsJson('null')).toThrow('expected a JSON object');
   expect(() => parseSettingsJson('{oops')).toThrow('not JSON');
+});
+
+test('JSON output redacts inline credentials', () => {
+  const out = json({ settings: { spreadsheetId: 'x', credentials: { private_key: 'KEY', client_email: 'a@b' } } });
+  expect(out).not.toContain('KEY');
+  expect(out).toContain('"credentials": "[redacted]"');
+  expect(out).toContain('"spreadsheetId": "x"');
 });
