@@ -33,10 +33,21 @@ export interface DestinationWriter {
    * failure of the whole batch.
    */
   write(records: readonly TrackedRecord[], signal: AbortSignal): Promise<RecordOutcome[]>;
-  /** A harmless round trip that proves the settings work (e.g. the tables exist or can be made). */
-  test(signal: AbortSignal): Promise<void>;
+  /**
+   * A harmless round trip that proves the settings work (e.g. the tables exist or can be made).
+   * Notes are shown to the operator (e.g. the id of a spreadsheet it created).
+   */
+  test(signal: AbortSignal): Promise<TestReport | void>;
+  /** What the destination looks like now (e.g. how full a spreadsheet is), shown with its delivery status. */
+  details?(): DestinationDetails;
   close(): Promise<void>;
 }
+
+export interface TestReport {
+  notes: string[];
+}
+
+export type DestinationDetails = Record<string, string | number | boolean | null>;
 
 export interface Connector<S = unknown> {
   /** The destination `type` this connector serves, e.g. `local`. */

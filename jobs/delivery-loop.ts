@@ -95,6 +95,7 @@ export class DeliveryLoop {
           return;
         }
         cursor = last;
+        if (this.writer.details) await this.status.setDetails(this.writer.details());
       } catch (err) {
         if (signal.aborted) return;
         // Redis trouble: wait and read the cursor again.

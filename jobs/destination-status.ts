@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { ConnectorError } from '../connectors/errors';
+import type { DestinationDetails } from '../connectors/types';
 import { streamIdTime, type DeliveryKeys } from './keys';
 
 /** What an operator sees of one destination. */
@@ -19,6 +20,8 @@ export interface DestinationStatus {
   lastError: { kind: string; message: string; at: string } | null;
   /** Set while delivery waits for the settings or the access to be fixed. */
   paused: string | null;
+  /** What the connector last reported about the destination (e.g. a spreadsheet's cells used). */
+  details: DestinationDetails | null;
 }
 
 /** Writes and reads the status hash of a destination. */
@@ -32,6 +35,10 @@ export class DestinationStatusStore {
     const fields: Record<string, string> = { lastError: JSON.stringify({ kind: error.kind, message: error.message, at: at.toISOString() }) };
     if (error.kind === 'configuration') fields.paused = error.message;
     await this.redis.hset(this.keys.status, fields);
+  }
+
+  async setDetails(details: DestinationDetails): Promise<void> {
+    await this.redis.hset(this.keys.status, 'details', JSON.stringify(details));
   }
 
   async setInFlight(count: number): Promise<void> {
@@ -57,6 +64,7 @@ export class DestinationStatusStore {
       lastDeliveredAt: hash.lastDeliveredAt ?? null,
       lastError: hash.lastError ? (JSON.parse(hash.lastError) as DestinationStatus['lastError']) : null,
       paused: hash.paused || null,
+      details: hash.details ? (JSON.parse(hash.details) as DestinationDetails) : null,
     };
   }
 }

@@ -1,6 +1,6 @@
 import type { TrackedRecord } from '../../src/records/types';
 import { ConnectorError, PermanentError, RetryableError } from '../errors';
-import type { DestinationContext, DestinationWriter, RecordOutcome } from '../types';
+import type { DestinationContext, DestinationDetails, DestinationWriter, RecordOutcome, TestReport } from '../types';
 import { rowsOf, tableRange } from './a1';
 import { resolveAuth } from './auth';
 import { budgetsFor, type Budgets } from './budget';
@@ -62,7 +62,7 @@ export class SheetsWriter implements DestinationWriter {
   }
 
   /** Makes sure the spreadsheet, the three tabs and their headers exist, and that we may write. */
-  async test(signal: AbortSignal): Promise<void> {
+  async test(signal: AbortSignal): Promise<TestReport> {
     this.guard(signal);
     this.forgetLayout();
     const targets: Target[] = [
@@ -78,6 +78,21 @@ export class SheetsWriter implements DestinationWriter {
       await this.client.structure(this.spreadsheetId!, [{ updateSheetProperties: { properties: { sheetId: grid.sheetId, title: grid.title }, fields: 'title' } }], signal);
     });
     this.ctx.logger.info({ spreadsheetId: this.spreadsheetId, cells: this.layout?.totalCells }, 'google-sheets destination ready');
+    const notes = [`spreadsheet ${this.spreadsheetId}: ${this.layout?.totalCells ?? 0} of ${this.settings.maxCells} cells used`];
+    if (!this.ctx.settings.spreadsheetId) notes.push(`created by Tributary: set spreadsheetId=${this.spreadsheetId} and share it with the people who should see it`);
+    return { notes };
+  }
+
+  /** Capacity as last seen, for the destination's status. */
+  details(): DestinationDetails {
+    const c = this.capacity();
+    return {
+      spreadsheetId: c.spreadsheetId ?? null,
+      cells: c.cells ?? null,
+      maxCells: c.maxCells,
+      usedPercent: c.usedRatio === undefined ? null : Math.round(c.usedRatio * 1000) / 10,
+      eventsTab: c.eventsTab,
+    };
   }
 
   async close(): Promise<void> {

@@ -42,6 +42,9 @@ export function renderDestinationList(trackerId: string, list: DestinationView[]
   for (const d of list.filter((v) => v.enabled && v.status.paused)) {
     out.push(`\n${d.id} is paused until its settings or access are fixed: ${d.status.paused}\n  check: tributary destinations test ${trackerId} ${d.id}`);
   }
+  for (const d of list.filter((v) => v.status.details)) {
+    out.push(`\n${d.id}: ${Object.entries(d.status.details!).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  }
   return out.join('\n');
 }
 
@@ -54,7 +57,7 @@ export function renderAdded(trackerId: string, d: Destination): string {
 }
 
 export function renderTestResult(trackerId: string, destinationId: string, result: TestResult): string {
-  if (result.ok) return `OK: destination ${destinationId} of tracker ${trackerId} works.`;
+  if (result.ok) return [`OK: destination ${destinationId} of tracker ${trackerId} works.`, ...(result.notes ?? []).map((n) => `  ${n}`)].join('\n');
   const { kind, message } = result.error ?? { kind: 'error', message: 'no detail' };
   return `NOT OK: destination ${destinationId} of tracker ${trackerId}: ${message} (${kind} error)`;
 }

@@ -27,6 +27,8 @@ export interface AddDestinationInput {
 
 export interface TestResult {
   ok: boolean;
+  /** What the connector wants the operator to know (e.g. the id of a spreadsheet it created). */
+  notes?: string[];
   /** What failed, in the destination's own words; absent when ok. */
   error?: { kind: string; message: string };
 }
@@ -116,12 +118,13 @@ export class DestinationService {
     const signal = AbortSignal.timeout(timeoutMs);
     try {
       const writer = await connector.open({ trackerId, destinationId, settings: settings.data, dataDir: this.dataDir, logger: this.logger, now: () => new Date() });
+      let report;
       try {
-        await writer.test(signal);
+        report = await writer.test(signal);
       } finally {
         await writer.close();
       }
-      return { ok: true };
+      return report && report.notes.length > 0 ? { ok: true, notes: report.notes } : { ok: true };
     } catch (err) {
       const kind = err instanceof ConnectorError ? err.kind : 'error';
       return { ok: false, error: { kind, message: (err as Error).message } };

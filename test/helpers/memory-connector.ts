@@ -60,7 +60,10 @@ export function createMemoryConnector(batch = { maxRecords: 100, maxAgeMs: 20 })
             return { status: 'ok' };
           });
         },
-        async test() {},
+        async test() {
+          return { notes: [`memory destination ${ctx.settings.name}`] };
+        },
+        details: () => ({ events: dest.events.size, users: dest.users.size }),
         async close() {},
       };
     },

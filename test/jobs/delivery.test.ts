@@ -44,6 +44,12 @@ test('every event reaches every enabled destination exactly once', async () => {
     await waitFor(() => ids.every((id) => dest.events.has(id)), { message: `events in ${name}` });
     expect([...dest.events.values()].filter((e) => e.event === 'fanout')).toHaveLength(120);
   }
+  // What the connector reports about its destination is kept with the delivery status.
+  const status = await waitFor(async () => {
+    const s = await new DestinationStatusStore(api.runtime.redis, keysOf('a')).read();
+    return (s.details?.events ?? 0) >= 120 ? s : undefined;
+  });
+  expect(status.details).toMatchObject({ users: 0 });
 });
 
 test('updates to one user are applied in accepted order, null clears', async () => {
