@@ -47,7 +47,7 @@ test('every event reaches every enabled destination exactly once', async () => {
   // What the connector reports about its destination is kept with the delivery status.
   const status = await waitFor(async () => {
     const s = await new DestinationStatusStore(api.runtime.redis, keysOf('a')).read();
-    return (s.details?.events ?? 0) >= 120 ? s : undefined;
+    return Number(s.details?.events ?? 0) >= 120 ? s : undefined;
   });
   expect(status.details).toMatchObject({ users: 0 });
 });
