@@ -28,6 +28,11 @@ for i = 1, #ARGV do
 end
 return moved`;
 
+/** A Redis stream id (`<ms>-<seq>`): checked before use, so a typo reads as a clear refusal rather than a Redis error. */
+export function isDeadLetterEntryId(value: string): boolean {
+  return /^\d+-\d+$/.test(value);
+}
+
 function fieldsToObject(fields: string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (let i = 0; i + 1 < fields.length; i += 2) out[fields[i]!] = fields[i + 1]!;

@@ -1,5 +1,7 @@
 import cors from '@koa/cors';
 import Koa from 'koa';
+import type { AdminDeps } from './admin/deps';
+import { createAdminRouter } from './admin/router';
 import type { Config } from './config';
 import { createErrorHandler, ERROR_HEADER } from './http/error-handler';
 import { createOpsRouter } from './http/ops-routes';
@@ -18,6 +20,8 @@ export interface AppDeps {
   writer: IngestWriter;
   rateLimiter: RateLimiter;
   pingRedis: () => Promise<void>;
+  /** Services of the admin API; without them `/admin/api` answers 404 (worker-less tests, embedders). */
+  admin?: AdminDeps;
 }
 
 /**
@@ -46,5 +50,10 @@ export function createApp(deps: AppDeps): Koa {
   app.use(v3.allowedMethods());
   app.use(ops.routes());
   app.use(ops.allowedMethods());
+  if (deps.admin) {
+    const admin = createAdminRouter(deps.admin);
+    app.use(admin.routes());
+    app.use(admin.allowedMethods());
+  }
   return app;
 }

@@ -20,6 +20,7 @@ const EnvSchema = z.object({
   REDIS_PREFIX: z.string().min(1).default('tributary'),
   DATA_DIR: z.string().default('./data'),
   TRIBUTARY_CONFIG: z.string().optional(),
+  ADMIN_TOKEN: z.string().trim().min(22, 'the admin token needs at least 22 characters (128 bits of base64)').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   TRUST_PROXY: bool(false),
   LIMIT_REQUEST_BYTES: int(1_048_576, 1),
@@ -75,6 +76,11 @@ export interface Config {
   redisPrefix: string;
   dataDir: string;
   configFile: string | undefined;
+  /**
+   * Bearer token of the admin API (`/admin/api`). Unset: generated on first start and kept in
+   * `DATA_DIR/admin-token` (mode 0600). Set it when several API processes must accept the same one.
+   */
+  adminToken: string | undefined;
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
   /** Read the client IP from X-Forwarded-For. Default false. */
   trustProxy: boolean;
@@ -129,6 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     redisPrefix: e.REDIS_PREFIX,
     dataDir: path.resolve(e.DATA_DIR),
     configFile: e.TRIBUTARY_CONFIG,
+    adminToken: e.ADMIN_TOKEN,
     logLevel: e.LOG_LEVEL,
     trustProxy: e.TRUST_PROXY,
     limits: Object.freeze({

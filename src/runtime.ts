@@ -1,6 +1,8 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type Koa from 'koa';
+import type { ConnectorRegistry } from '../connectors/registry';
+import type { AdminDeps } from './admin/deps';
 import { createApp } from './app';
 import type { Config } from './config';
 import type { Logger } from './logger';
@@ -8,9 +10,20 @@ import { createMetrics, type Metrics } from './metrics';
 import { INGEST_QUEUE, type IngestJobData } from './queue/ingest-job';
 import { IngestWriter } from './queue/ingest-writer';
 import { createRedis } from './queue/redis';
+import { DeliveryAdmin } from './trackers/delivery-admin';
+import { DestinationService } from './trackers/destinations';
 import { RateLimiter } from './trackers/rate-limiter';
 import { TrackerResolver } from './trackers/resolver';
+import { TrackerService } from './trackers/service';
 import { TrackerStore } from './trackers/store';
+
+/** Turns the admin API on. */
+export interface AdminOptions {
+  /** The admin token (see src/admin/admin-token.ts). */
+  token: string;
+  /** Connectors whose settings schemas check destinations, and which `test` opens. */
+  registry: ConnectorRegistry;
+}
 
 export interface ApiRuntime {
   app: Koa;
@@ -20,12 +33,14 @@ export interface ApiRuntime {
   resolver: TrackerResolver;
   writer: IngestWriter;
   metrics: Metrics;
+  /** The services behind the admin API, when it is on. */
+  admin: AdminDeps | undefined;
   /** Flushes pending writes, then closes the queue and Redis. */
   close: () => Promise<void>;
 }
 
 /** Wires the HTTP edge to Redis. Listening is the caller's business (server.ts, or tests). */
-export function createApiRuntime(config: Readonly<Config>, redisUrl: string, logger: Logger, metrics = createMetrics()): ApiRuntime {
+export function createApiRuntime(config: Readonly<Config>, redisUrl: string, logger: Logger, metrics = createMetrics(), adminOptions?: AdminOptions): ApiRuntime {
   const redis = createRedis(redisUrl, 'producer');
   const queue = new Queue<IngestJobData>(INGEST_QUEUE, { connection: redis, prefix: config.redisPrefix });
   queue.on('error', (err) => logger.debug({ err: err.message }, 'ingest queue connection error'));
@@ -40,6 +55,7 @@ export function createApiRuntime(config: Readonly<Config>, redisUrl: string, log
       metrics.enqueueBatchRecords.observe(records);
     },
   });
+  const admin = adminOptions && createAdminDeps(config, redis, store, logger, adminOptions);
   const app = createApp({
     config,
     logger,
@@ -50,6 +66,7 @@ export function createApiRuntime(config: Readonly<Config>, redisUrl: string, log
     pingRedis: async () => {
       await redis.ping();
     },
+    admin,
   });
   return {
     app,
@@ -59,10 +76,23 @@ export function createApiRuntime(config: Readonly<Config>, redisUrl: string, log
     resolver,
     writer,
     metrics,
+    admin,
     close: async () => {
       await writer.close();
       await queue.close();
       redis.disconnect();
     },
+  };
+}
+
+/** The services of the CLI (src/cli/context.ts) over this process's Redis connection and store. */
+function createAdminDeps(config: Readonly<Config>, redis: Redis, store: TrackerStore, logger: Logger, options: AdminOptions): AdminDeps {
+  const destinations = new DestinationService(store, options.registry, config.dataDir, logger);
+  return {
+    token: options.token,
+    publicUrl: config.publicUrl,
+    trackers: new TrackerService(store),
+    destinations,
+    delivery: new DeliveryAdmin({ destinations, redis, redisPrefix: config.redisPrefix, dataDir: config.dataDir }),
   };
 }

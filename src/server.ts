@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { createDefaultRegistry } from '../connectors';
 import { startWorkerRuntime, type WorkerRuntime } from '../jobs/worker-runtime';
+import { ensureAdminToken } from './admin/admin-token';
 import { loadConfig } from './config';
 import { ensureDemoTracker } from './demo-tracker';
 import { ensureRedis } from './embedded-redis';
@@ -31,7 +32,13 @@ async function main(): Promise<void> {
   let worker: WorkerRuntime | undefined;
 
   if (role !== 'worker') {
-    api = createApiRuntime(config, redis.url, logger);
+    const admin = await ensureAdminToken(config.dataDir, config.adminToken);
+    if (admin.source === 'generated') {
+      logger.info({ file: admin.file }, 'first start: generated the admin token');
+      // Printed this once only; afterwards it is read from the file (mode 0600), never logged.
+      process.stdout.write(`\nAdmin API token (kept in ${admin.file}; shown only now):\n  ${admin.token}\n`);
+    }
+    api = createApiRuntime(config, redis.url, logger, undefined, { token: admin.token, registry });
     await api.queue.waitUntilReady();
     if (config.configFile) {
       const trackers = await loadConfigFile(config.configFile);

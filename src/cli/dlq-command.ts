@@ -1,5 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import type { DeadLetterStore } from '../../jobs/dead-letters';
+import { isDeadLetterEntryId, type DeadLetterStore } from '../../jobs/dead-letters';
 import { withContext } from './context';
 import { createProgress } from './progress';
 import { json } from './render';
@@ -20,9 +20,8 @@ function positiveInt(value: string): number {
   return n;
 }
 
-/** Entry ids are Redis stream ids; checking the shape here turns a typo into a clear message rather than a Redis error. */
 function collectEntryId(value: string, previous: string[] | undefined): string[] {
-  if (!/^\d+-\d+$/.test(value)) throw new InvalidArgumentError(`"${value}" is not an entry id (like 1718000000000-0, see \`tributary dlq list\`).`);
+  if (!isDeadLetterEntryId(value)) throw new InvalidArgumentError(`"${value}" is not an entry id (like 1718000000000-0, see \`tributary dlq list\`).`);
   return [...(previous ?? []), value];
 }
 

@@ -1,3 +1,4 @@
+import { redactingReplacer } from '../trackers/redact';
 import { activeTokens, type RateLimit, type Tracker, type TrackerToken } from '../trackers/types';
 
 /** Enough of a token to recognise it and to pass to revoke-token, not enough to use it. */
@@ -49,9 +50,7 @@ export function renderTrackerDetails(t: Tracker): string {
   return [`Tracker ${t.id}`, details, '', 'Tokens', tokens].join('\n');
 }
 
-/** Destination secrets (an inline service-account key) never reach a terminal or a script's log. */
-const SECRET_KEYS = new Set(['credentials', 'private_key', 'privateKey', 'client_secret']);
-
+/** Destination secrets never reach a terminal or a script's log. */
 export function json(value: unknown): string {
-  return JSON.stringify(value, (key, v: unknown) => (SECRET_KEYS.has(key) && v !== undefined && v !== null ? '[redacted]' : v), 2);
+  return JSON.stringify(value, redactingReplacer, 2);
 }

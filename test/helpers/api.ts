@@ -5,7 +5,7 @@ import { createLogger } from '../../src/logger';
 import { createMetrics } from '../../src/metrics';
 import type { IngestJobData } from '../../src/queue/ingest-job';
 import type { TrackedRecord } from '../../src/records/types';
-import { createApiRuntime, type ApiRuntime } from '../../src/runtime';
+import { createApiRuntime, type AdminOptions, type ApiRuntime } from '../../src/runtime';
 import { generateToken } from '../../src/trackers/tokens';
 import { TrackerSchema, type Tracker } from '../../src/trackers/types';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from './redis';
@@ -24,10 +24,11 @@ export interface TestApi {
   close: () => Promise<void>;
 }
 
-export async function startTestApi(env: Record<string, string> = {}, trackerFields: Partial<Tracker> = {}, redisUrl = TEST_REDIS_URL): Promise<TestApi> {
+/** `admin` turns the admin API on (see test/helpers/admin-api.ts). */
+export async function startTestApi(env: Record<string, string> = {}, trackerFields: Partial<Tracker> = {}, redisUrl = TEST_REDIS_URL, admin?: AdminOptions): Promise<TestApi> {
   const prefix = uniquePrefix('api');
   const config = loadConfig({ REDIS_PREFIX: prefix, LOG_LEVEL: 'silent', ...env });
-  const runtime = createApiRuntime(config, redisUrl, createLogger('silent'), createMetrics(false));
+  const runtime = createApiRuntime(config, redisUrl, createLogger('silent'), createMetrics(false), admin);
   await runtime.queue.waitUntilReady();
 
   let n = 0;

@@ -1,0 +1,83 @@
+import type Router from '@koa/router';
+import { z } from 'zod';
+import { isDeadLetterEntryId } from '../../jobs/dead-letters';
+import { restoreRedacted } from '../trackers/redact';
+import type { AdminDeps } from './deps';
+import { parseInput, readBody } from './json-body';
+
+const Settings = z.record(z.string(), z.unknown());
+
+const AddBody = z.strictObject({
+  type: z.string().min(1),
+  id: z.string().optional(),
+  settings: Settings.optional(),
+  enabled: z.boolean().optional(),
+});
+
+/** `settings` replaces the stored settings as a whole; a secret sent back as `[redacted]` keeps its stored value. */
+const UpdateBody = z.strictObject({ settings: Settings.optional(), enabled: z.boolean().optional() });
+
+const EntryIds = z.strictObject({
+  /** Omitted: every dead letter there is now. */
+  ids: z.array(z.string().refine(isDeadLetterEntryId, 'an entry id looks like 1718000000000-0')).max(5000).optional(),
+});
+
+const ListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  after: z.string().refine(isDeadLetterEntryId, 'an entry id looks like 1718000000000-0').optional(),
+});
+
+/** A destination's connector test can take a while (creating tables); the console shows a spinner meanwhile. */
+const TEST_TIMEOUT_MS = 30_000;
+
+export function registerDestinationRoutes(router: Router, deps: AdminDeps): void {
+  const { destinations, delivery } = deps;
+  const base = '/trackers/:id/destinations';
+
+  router.get(base, async (ctx) => {
+    ctx.body = { destinations: await delivery.listWithStatus(ctx.params.id!) };
+  });
+
+  router.post(base, async (ctx) => {
+    const body = await readBody(ctx, AddBody);
+    ctx.status = 201;
+    ctx.body = await destinations.add(ctx.params.id!, body);
+  });
+
+  router.patch(`${base}/:dest`, async (ctx) => {
+    const { id, dest } = ctx.params as { id: string; dest: string };
+    const body = await readBody(ctx, UpdateBody);
+    const settings = body.settings && restoreRedacted(body.settings, (await destinations.get(id, dest)).settings);
+    ctx.body = await destinations.update(id, dest, { settings, enabled: body.enabled });
+  });
+
+  router.delete(`${base}/:dest`, async (ctx) => {
+    await destinations.remove(ctx.params.id!, ctx.params.dest!);
+    ctx.status = 204;
+  });
+
+  // A failing destination is a result to show, not an error of this request: always 200, `ok` says which.
+  router.post(`${base}/:dest/test`, async (ctx) => {
+    ctx.body = await destinations.test(ctx.params.id!, ctx.params.dest!, TEST_TIMEOUT_MS);
+  });
+
+  router.get(`${base}/:dest/dead-letters`, async (ctx) => {
+    const query = parseInput(ListQuery, ctx.query, 'query');
+    const { store } = await delivery.deadLetters(ctx.params.id!, ctx.params.dest!);
+    const [entries, total] = await Promise.all([store.list(query.limit, query.after), store.count()]);
+    ctx.body = { total, entries };
+  });
+
+  router.post(`${base}/:dest/dead-letters/replay`, async (ctx) => {
+    const { ids } = await readBody(ctx, EntryIds);
+    const { destination, store } = await delivery.deadLetters(ctx.params.id!, ctx.params.dest!);
+    // Replayed records wait in the stream while the destination is disabled; the console says so.
+    ctx.body = { replayed: await store.replay(ids), destinationEnabled: destination.enabled };
+  });
+
+  router.post(`${base}/:dest/dead-letters/discard`, async (ctx) => {
+    const { ids } = await readBody(ctx, EntryIds);
+    const { store } = await delivery.deadLetters(ctx.params.id!, ctx.params.dest!);
+    ctx.body = { discarded: await store.discard(ids) };
+  });
+}

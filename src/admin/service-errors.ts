@@ -1,0 +1,48 @@
+import type { Middleware } from 'koa';
+import { ApiError, type ErrorCode } from '../errors';
+import { DeliveryAdminError, type DeliveryAdminErrorCode } from '../trackers/delivery-admin';
+import { DestinationServiceError, type DestinationServiceErrorCode } from '../trackers/destinations';
+import { TrackerServiceError, type TrackerServiceErrorCode } from '../trackers/service';
+
+// Exhaustive maps: a new service error code fails the type check until it is given a status here.
+const TRACKER: Readonly<Record<TrackerServiceErrorCode, ErrorCode>> = {
+  TRACKER_NOT_FOUND: 'ERR_ADMIN_NOT_FOUND',
+  TOKEN_NOT_FOUND: 'ERR_ADMIN_NOT_FOUND',
+  TOKEN_AMBIGUOUS: 'ERR_ADMIN_INVALID',
+  INVALID_INPUT: 'ERR_ADMIN_INVALID',
+  LAST_TOKEN: 'ERR_ADMIN_CONFLICT',
+  ID_TAKEN: 'ERR_ADMIN_CONFLICT',
+};
+
+const DESTINATION: Readonly<Record<DestinationServiceErrorCode, ErrorCode>> = {
+  TRACKER_NOT_FOUND: 'ERR_ADMIN_NOT_FOUND',
+  DESTINATION_NOT_FOUND: 'ERR_ADMIN_NOT_FOUND',
+  DESTINATION_EXISTS: 'ERR_ADMIN_CONFLICT',
+  UNKNOWN_TYPE: 'ERR_ADMIN_INVALID',
+  INVALID_SETTINGS: 'ERR_ADMIN_INVALID',
+};
+
+const DELIVERY: Readonly<Record<DeliveryAdminErrorCode, ErrorCode>> = {
+  NO_LOCAL_DESTINATION: 'ERR_ADMIN_NOT_FOUND',
+  SEVERAL_LOCAL_DESTINATIONS: 'ERR_ADMIN_CONFLICT',
+  NOT_LOCAL: 'ERR_ADMIN_INVALID',
+  INVALID_SETTINGS: 'ERR_ADMIN_CONFLICT',
+  WAREHOUSE_FAILED: 'ERR_ADMIN_INVALID',
+};
+
+/** The service's refusal as an HTTP error; anything else is left to the error handler (a 500). */
+export function toAdminApiError(err: unknown): unknown {
+  if (err instanceof TrackerServiceError) return new ApiError(TRACKER[err.code], err.message, err.field);
+  if (err instanceof DestinationServiceError) return new ApiError(DESTINATION[err.code], err.message, err.field);
+  if (err instanceof DeliveryAdminError) return new ApiError(DELIVERY[err.code], err.message);
+  return err;
+}
+
+/** Service messages are written for operators (they name the id and the fix), so they are shown as they are. */
+export const mapServiceErrors: Middleware = async (_ctx, next) => {
+  try {
+    await next();
+  } catch (err) {
+    throw toAdminApiError(err);
+  }
+};

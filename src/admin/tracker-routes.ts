@@ -1,0 +1,50 @@
+import type Router from '@koa/router';
+import { ApiError } from '../errors';
+import { buildIntegrationView } from '../trackers/integration-view';
+import type { CreateTrackerInput, UpdateTrackerInput } from '../trackers/service';
+import { activeTokens } from '../trackers/types';
+import type { AdminDeps } from './deps';
+import { readJsonObject } from './json-body';
+
+/**
+ * Trackers and their tokens. Bodies go to TrackerService as they are: it checks them with its own
+ * strict schemas (unknown keys included), exactly as for the CLI, and its refusals name the field.
+ */
+export function registerTrackerRoutes(router: Router, deps: AdminDeps): void {
+  const { trackers } = deps;
+
+  router.get('/trackers', async (ctx) => {
+    ctx.body = { trackers: await trackers.listTrackers() };
+  });
+
+  router.post('/trackers', async (ctx) => {
+    const { tracker, token } = await trackers.createTracker((await readJsonObject(ctx)) as CreateTrackerInput);
+    ctx.status = 201;
+    ctx.body = { tracker, token, integration: buildIntegrationView(tracker, token, deps.publicUrl) };
+  });
+
+  router.get('/trackers/:id', async (ctx) => {
+    ctx.body = await trackers.getTracker(ctx.params.id!);
+  });
+
+  router.patch('/trackers/:id', async (ctx) => {
+    ctx.body = await trackers.updateTracker(ctx.params.id!, (await readJsonObject(ctx)) as UpdateTrackerInput);
+  });
+
+  router.post('/trackers/:id/tokens', async (ctx) => {
+    ctx.status = 201;
+    ctx.body = await trackers.rotateToken(ctx.params.id!);
+  });
+
+  router.delete('/trackers/:id/tokens/:token', async (ctx) => {
+    ctx.body = await trackers.revokeToken(ctx.params.id!, ctx.params.token!);
+  });
+
+  // The view of the oldest active token: the one clients most likely use.
+  router.get('/trackers/:id/integration', async (ctx) => {
+    const tracker = await trackers.getTracker(ctx.params.id!);
+    const token = activeTokens(tracker)[0];
+    if (!token) throw new ApiError('ERR_ADMIN_CONFLICT', `Tracker ${tracker.id} has no active token; rotate one first.`);
+    ctx.body = buildIntegrationView(tracker, token.token, deps.publicUrl);
+  });
+}

@@ -1,0 +1,37 @@
+/**
+ * Destination secrets (an inline service-account key) never reach a terminal, a script's log or an
+ * admin API response. One list, shared by the CLI's JSON output and the admin API.
+ */
+const SECRET_KEYS = new Set(['credentials', 'private_key', 'privateKey', 'client_secret']);
+
+/** What a secret reads as once redacted; sent back unchanged in an update, it means "keep the stored value". */
+export const REDACTED = '[redacted]';
+
+/** A `JSON.stringify` replacer that hides every secret, at any depth. */
+export function redactingReplacer(key: string, value: unknown): unknown {
+  return SECRET_KEYS.has(key) && value !== undefined && value !== null ? REDACTED : value;
+}
+
+/** A copy of a JSON-serializable value with its secrets hidden. */
+export function redactSecrets<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value, redactingReplacer)) as T;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A client edits settings it only ever saw redacted; when it sends `[redacted]` back for a secret,
+ * the stored secret is kept, rather than replaced by the marker.
+ */
+export function restoreRedacted(next: Record<string, unknown>, stored: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(next)) {
+    const before = stored[key];
+    if (SECRET_KEYS.has(key) && value === REDACTED && before !== undefined) out[key] = before;
+    else if (isPlainObject(value) && isPlainObject(before)) out[key] = restoreRedacted(value, before);
+    else out[key] = value;
+  }
+  return out;
+}
