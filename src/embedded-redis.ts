@@ -19,7 +19,8 @@ const INSTALL_HINT =
   'No REDIS_URL is set and no redis-server binary was found on PATH. Either install Redis ' +
   '(Debian/Ubuntu: `sudo apt-get install redis-server`; macOS: `brew install redis`) or point Tributary at one: REDIS_URL=redis://host:6379.';
 
-async function answersPing(url: string): Promise<boolean> {
+/** True when a Redis at `url` answers PING now; never retries. */
+export async function answersPing(url: string): Promise<boolean> {
   const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 1000, retryStrategy: () => null });
   redis.on('error', () => undefined);
   try {
@@ -32,7 +33,8 @@ async function answersPing(url: string): Promise<boolean> {
   }
 }
 
-function freePort(): Promise<number> {
+/** A TCP port free on 127.0.0.1 right now. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.once('error', reject);

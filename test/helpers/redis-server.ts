@@ -1,21 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
+import { answersPing, freePort } from '../../src/embedded-redis';
 import { waitFor } from './wait';
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 /**
  * A redis-server of the test's own, on a free port with its own data directory, for tests that
@@ -40,7 +30,7 @@ export class OwnRedis {
   /** Starts (again) on the same port and data directory; append-only, so data survives a restart. */
   async resume(): Promise<void> {
     this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', ''], { stdio: 'ignore' });
-    await waitFor(() => this.ping(), { message: `redis-server on ${this.port}` });
+    await waitFor(() => answersPing(this.url), { message: `redis-server on ${this.port}` });
   }
 
   async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
@@ -55,18 +45,5 @@ export class OwnRedis {
   async destroy(): Promise<void> {
     await this.stop('SIGKILL');
     rmSync(this.dir, { recursive: true, force: true });
-  }
-
-  private async ping(): Promise<boolean> {
-    const r = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    r.on('error', () => undefined);
-    try {
-      await r.connect();
-      return (await r.ping()) === 'PONG';
-    } catch {
-      return false;
-    } finally {
-      r.disconnect();
-    }
   }
 }
