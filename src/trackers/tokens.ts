@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** 32 random bytes (256 bits), base64url, with a prefix that makes a leaked token easy to grep for. */
 export function generateToken(): string {
@@ -7,7 +7,7 @@ export function generateToken(): string {
 
 /** Tokens are indexed by digest, so neither Redis keys nor logs hold them and lookups are length-independent. */
 export function tokenDigest(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+  return hash('sha256', token, 'hex');
 }
 
 /** Constant-time comparison over digests (equal length whatever the inputs). */

@@ -1,0 +1,32 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { failToParent, tellParent, type Message } from './child';
+
+/**
+ * The bare baseline: node:http reads the body, parses the JSON and answers 204. It is what a
+ * relay that stores nothing could do at best on this machine; Tributary is measured against it.
+ */
+const server = createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  req.on('end', () => {
+    try {
+      JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      res.statusCode = 204;
+    } catch {
+      res.statusCode = 400;
+    }
+    res.end();
+  });
+});
+server.keepAliveTimeout = 65_000;
+
+process.on('message', (msg: Message) => {
+  if (msg.type === 'stop') {
+    server.close(() => process.exit(0));
+    server.closeAllConnections();
+  }
+});
+
+server.on('error', failToParent);
+server.listen(0, '127.0.0.1', () => tellParent({ type: 'listening', port: (server.address() as AddressInfo).port }));

@@ -1,0 +1,155 @@
+/**
+ * `npm run bench:e2e` — HTTP in, local warehouse out, with Tributary run as `npm start` runs it
+ * (compiled, API and workers in one process). Reports end-to-end records/s, delivery lag p50/p99,
+ * Redis memory per queued record, destination writes per 1 000 records, and, as a baseline measured
+ * in the same run, the local connector writing the same records directly (no HTTP, no Redis).
+ *
+ * Env: BENCH_EVENTS (default 200 000), BENCH_BATCH (records per request, default 100),
+ * BENCH_CONCURRENCY (requests in flight, default 16), BENCH_REDIS_URL (default redis://127.0.0.1:6379).
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { v7 as uuidv7 } from 'uuid';
+import { localConnector } from '../connectors/local';
+import { deliveryKeys } from '../jobs/keys';
+import { createLogger } from '../src/logger';
+import type { TrackedRecord } from '../src/records/types';
+import { TrackerStore } from '../src/trackers/store';
+import { generateToken } from '../src/trackers/tokens';
+import { TrackerSchema } from '../src/trackers/types';
+import { makeEvents } from './events';
+
+const N = Number(process.env.BENCH_EVENTS ?? 200_000);
+const BATCH = Number(process.env.BENCH_BATCH ?? 100);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const ROOT = path.join(__dirname, '..');
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+/** Baseline: the same records written straight into a fresh warehouse by the connector, in its own batch size. */
+async function baseline(events: ReturnType<typeof makeEvents>): Promise<number> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'tributary-bench-base-'));
+  const writer = await localConnector.open({ trackerId: 'base', destinationId: 'local', settings: {}, dataDir, logger: createLogger('silent'), now: () => new Date() });
+  const now = new Date().toISOString();
+  const records: TrackedRecord[] = events.map(({ _event, _uid, _sid, ...properties }) => ({ kind: 'event', id: uuidv7(), receivedAt: now, eventAt: now, event: String(_event), uid: String(_uid), sid: String(_sid), properties }));
+  const started = performance.now();
+  for (let i = 0; i < records.length; i += localConnector.batch.maxRecords) {
+    await writer.write(records.slice(i, i + localConnector.batch.maxRecords), new AbortController().signal);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  await writer.close();
+  rmSync(dataDir, { recursive: true, force: true });
+  return records.length / seconds;
+}
+
+async function main(): Promise<void> {
+  console.log(`bench:e2e — ${fmt(N)} events, ${BATCH} per request, ${CONCURRENCY} requests in flight`);
+  execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
+  const events = makeEvents(N, 7);
+
+  const prefix = `bench-e2e-${Date.now().toString(36)}`;
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'tributary-bench-e2e-'));
+  const redis = new Redis(REDIS_URL);
+  const token = generateToken();
+  await new TrackerStore(redis, prefix).save(TrackerSchema.parse({ id: 'bench', name: 'Benchmark', tokens: [{ token }], destinations: [{ id: 'local', type: 'local' }] }));
+  const keys = deliveryKeys(prefix, { trackerId: 'bench', destinationId: 'local' });
+  const usedMemory = async () => Number(/used_memory:(\d+)/.exec(await redis.info('memory'))![1]);
+  const memoryBefore = await usedMemory();
+
+  const port = 18_000 + Math.floor(Math.random() * 2000);
+  const server = spawn(process.execPath, [path.join(ROOT, 'dist', 'src', 'server.js'), 'all'], {
+    cwd: ROOT,
+    env: { ...process.env, REDIS_URL, REDIS_PREFIX: prefix, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', DELIVERY_DISCOVER_INTERVAL_MS: '200' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    if (i > 300) throw new Error('server did not become ready');
+    if ((await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+
+  const bodies: string[] = [];
+  for (let i = 0; i < N; i += BATCH) bodies.push(JSON.stringify(events.slice(i, i + BATCH)));
+  const acceptedAt: number[] = []; // acceptedAt[k]: when the k-th record's request was answered
+  const deliveredAt: Array<[number, number]> = []; // [time, delivered count] samples
+  let peakBacklog = 0;
+  let peakMemory = memoryBefore;
+  let sent = 0;
+  const started = performance.now();
+
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      const [delivered, memory] = await Promise.all([redis.hget(keys.status, 'delivered'), usedMemory()]);
+      const d = Number(delivered ?? 0);
+      deliveredAt.push([performance.now(), d]);
+      if (acceptedAt.length - d > peakBacklog) {
+        peakBacklog = acceptedAt.length - d;
+        peakMemory = Math.max(peakMemory, memory);
+      }
+      if (d >= N) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  })();
+
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (sent < bodies.length) {
+        const body = bodies[sent++]!;
+        const res = await fetch(`${base}/v3/event`, { method: 'POST', headers: { Authorization: `Tracker ${token}`, 'Content-Type': 'application/json' }, body });
+        if (res.status !== 202) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
+        await res.arrayBuffer();
+        const now = performance.now();
+        for (let k = 0; k < BATCH; k++) acceptedAt.push(now);
+      }
+    }),
+  );
+  const ingestSeconds = (performance.now() - started) / 1000;
+  await sampler;
+  sampling = false;
+  const totalSeconds = (deliveredAt[deliveredAt.length - 1]![0] - started) / 1000;
+
+  // Lag of the k-th record: when the delivered count passed k, minus when it was accepted (FIFO per destination).
+  const lags: number[] = [];
+  let s = 0;
+  for (let k = 0; k < N; k += Math.max(1, Math.floor(N / 5000))) {
+    while (s < deliveredAt.length && deliveredAt[s]![1] <= k) s++;
+    if (s < deliveredAt.length) lags.push(deliveredAt[s]![0] - acceptedAt[k]!);
+  }
+  lags.sort((a, b) => a - b);
+  const status = await redis.hgetall(keys.status);
+  const batches = Number(status.batches ?? 0);
+  server.kill('SIGTERM');
+  await new Promise((r) => server.once('exit', r));
+  const memoryAfter = await usedMemory();
+
+  const direct = await baseline(events.slice(0, Math.min(N, 100_000)));
+  const e2e = N / totalSeconds;
+  console.log('');
+  console.log(`HTTP ingest            ${fmt(N / ingestSeconds)} records/s (${fmt(ingestSeconds, 1)} s)`);
+  console.log(`end to end             ${fmt(e2e)} records/s (${fmt(totalSeconds, 1)} s until the last record was in the warehouse)`);
+  console.log(`delivery lag           p50 ${fmt(percentile(lags, 50))} ms, p99 ${fmt(percentile(lags, 99))} ms`);
+  console.log(`destination writes     ${fmt((batches / N) * 1000, 2)} per 1 000 records (${batches} batches)`);
+  console.log(`Redis memory           ${fmt((peakMemory - memoryBefore) / Math.max(1, peakBacklog))} bytes per queued record at the peak backlog of ${fmt(peakBacklog)}; ${fmt((memoryAfter - memoryBefore) / 1024)} KiB above the start once drained`);
+  console.log(`baseline (connector)   ${fmt(direct)} records/s writing the same events directly`);
+  console.log(`ratio                  ${fmt(e2e / direct, 2)}× the direct connector`);
+
+  const left = await redis.keys(`${prefix}:*`);
+  const sizes = await Promise.all(left.map(async (k) => [k.slice(prefix.length + 1), Number(await redis.memory('USAGE', k)) || 0] as const));
+  sizes.sort((a, b) => b[1] - a[1]);
+  console.log(`Redis keys left        ${left.length}: ${sizes.slice(0, 5).map(([k, b]) => `${k} ${fmt(b / 1024)} KiB`).join(', ')}`);
+  for (const key of left) await redis.del(key);
+  redis.disconnect();
+  rmSync(dataDir, { recursive: true, force: true });
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,51 @@
+/**
+ * Realistic event bodies: a web/app analytics event of about 300 bytes with varied names, user and
+ * session ids, and a few string and number properties. Seeded, so every run sends the same bytes.
+ */
+const EVENTS = ['page_view', 'signup', 'login', 'add_to_cart', 'checkout_started', 'purchase', 'search', 'video_play', 'form_submit', 'share'];
+const PAGES = ['/', '/pricing', '/docs/getting-started', '/blog/2026/release-notes', '/products/running-shoes', '/account/settings', '/cart', '/search'];
+const REFERRERS = ['https://www.google.com/', 'https://news.ycombinator.com/', 'https://twitter.com/', '', 'https://duckduckgo.com/'];
+const BROWSERS = ['Chrome 131', 'Firefox 133', 'Safari 18.1', 'Edge 131'];
+const COUNTRIES = ['FR', 'DE', 'US', 'GB', 'JP', 'BR', 'IN'];
+
+/** A small deterministic generator (mulberry32), so bodies do not change between runs. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function makeEvents(count: number, seed = 1): Array<Record<string, string | number>> {
+  const rnd = random(seed);
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)]!;
+  const hex = (n: number) => Array.from({ length: n }, () => Math.floor(rnd() * 16).toString(16)).join('');
+  return Array.from({ length: count }, () => ({
+    _event: pick(EVENTS),
+    _uid: `user-${hex(12)}`,
+    _sid: `sess-${hex(16)}`,
+    page: pick(PAGES),
+    title: 'Tributary — relay your tracking data to Sheets and BigQuery',
+    referrer: pick(REFERRERS),
+    browser: pick(BROWSERS),
+    country: pick(COUNTRIES),
+    screen_width: pick([375, 390, 768, 1280, 1440, 1920]),
+    duration_ms: Math.floor(rnd() * 60_000),
+    amount: Math.round(rnd() * 50_000) / 100,
+  }));
+}
+
+/** `count` distinct JSON bodies of one event each. */
+export function singleBodies(count: number, seed = 1): string[] {
+  return makeEvents(count, seed).map((e) => JSON.stringify(e));
+}
+
+/** `count` distinct JSON bodies, each an array of `size` events. */
+export function batchBodies(count: number, size: number, seed = 1): string[] {
+  const events = makeEvents(count * size, seed);
+  return Array.from({ length: count }, (_, i) => JSON.stringify(events.slice(i * size, (i + 1) * size)));
+}

@@ -1,0 +1,84 @@
+import autocannon, { type Request } from 'autocannon';
+import { failToParent, tellParent, type Message } from './child';
+import { batchBodies, singleBodies } from './events';
+
+/** What the benchmark asks the load generator to do. */
+export interface LoadPlan {
+  url: string;
+  path: string;
+  connections: number;
+  /** Seconds. */
+  duration: number;
+  /** Records per request: 1 sends one event object, more sends an array. */
+  recordsPerRequest: number;
+  /** Header sent with every request, e.g. `Tracker <token>`; none for the baseline. */
+  authorization?: string;
+  seed: number;
+}
+
+export interface LoadResult {
+  requestsPerSecond: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  /** Responses read, whatever their status. */
+  responses: number;
+  total2xx: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  duration: number;
+  statusCodes: Record<string, number>;
+}
+
+/** Distinct bodies each connection cycles through (each connection starts at its own offset). */
+const POOL = 256;
+
+function run(plan: LoadPlan): Promise<LoadResult> {
+  const bodies = plan.recordsPerRequest === 1 ? singleBodies(POOL, plan.seed) : batchBodies(POOL / 8, plan.recordsPerRequest, plan.seed);
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (plan.authorization) headers.authorization = plan.authorization;
+  const requests: Request[] = bodies.map((body) => ({ method: 'POST', path: plan.path, headers, body }));
+  let nextOffset = 0;
+  return new Promise((resolve, reject) => {
+    autocannon(
+      {
+        url: plan.url,
+        connections: plan.connections,
+        duration: plan.duration,
+        timeout: 10,
+        requests,
+        setupClient: (client) => {
+          const at = (nextOffset++ * 37) % requests.length;
+          client.setRequests([...requests.slice(at), ...requests.slice(0, at)]);
+        },
+      },
+      (err, r) => {
+        if (err) return reject(err);
+        const statusCodes = Object.fromEntries(Object.entries(r.statusCodeStats).map(([code, s]) => [code, s.count]));
+        resolve({
+          requestsPerSecond: r.requests.average,
+          p50: r.latency.p50,
+          p90: r.latency.p90,
+          p99: r.latency.p99,
+          max: r.latency.max,
+          responses: r.requests.total,
+          total2xx: r['2xx'],
+          non2xx: r.non2xx,
+          errors: r.errors,
+          timeouts: r.timeouts,
+          duration: r.duration,
+          statusCodes,
+        });
+      },
+    );
+  });
+}
+
+process.on('message', (msg: Message) => {
+  if (msg.type === 'run') {
+    run(msg.plan as LoadPlan).then((result) => tellParent({ type: 'result', result: result as unknown as Message[string] }), failToParent);
+  } else if (msg.type === 'stop') process.exit(0);
+});
+tellParent({ type: 'ready' });
