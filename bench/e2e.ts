@@ -5,7 +5,8 @@
  * in the same run, the local connector writing the same records directly (no HTTP, no Redis).
  *
  * Env: BENCH_EVENTS (default 200 000), BENCH_BATCH (records per request, default 100),
- * BENCH_CONCURRENCY (requests in flight, default 16), BENCH_REDIS_URL (default redis://127.0.0.1:6379).
+ * BENCH_CONCURRENCY (requests in flight, default 16), BENCH_RATE (records/s to pace at; default 0 =
+ * as fast as possible), BENCH_REDIS_URL (default redis://127.0.0.1:6379).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -26,6 +27,8 @@ const N = Number(process.env.BENCH_EVENTS ?? 200_000);
 const BATCH = Number(process.env.BENCH_BATCH ?? 100);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+/** Records per second to send at; 0 sends as fast as the server answers (then lag measures the backlog). */
+const RATE = Number(process.env.BENCH_RATE ?? 0);
 const ROOT = path.join(__dirname, '..');
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
@@ -48,7 +51,7 @@ async function baseline(events: ReturnType<typeof makeEvents>): Promise<number> 
 }
 
 async function main(): Promise<void> {
-  console.log(`bench:e2e — ${fmt(N)} events, ${BATCH} per request, ${CONCURRENCY} requests in flight`);
+  console.log(`bench:e2e — ${fmt(N)} events, ${BATCH} per request, ${CONCURRENCY} requests in flight${RATE > 0 ? `, paced at ${fmt(RATE)} records/s` : ', unpaced'}`);
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
   const events = makeEvents(N, 7);
 
@@ -101,7 +104,12 @@ async function main(): Promise<void> {
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       while (sent < bodies.length) {
-        const body = bodies[sent++]!;
+        const index = sent++;
+        const body = bodies[index]!;
+        if (RATE > 0) {
+          const due = started + ((index * BATCH) / RATE) * 1000;
+          if (due > performance.now()) await new Promise((r) => setTimeout(r, due - performance.now()));
+        }
         const res = await fetch(`${base}/v3/event`, { method: 'POST', headers: { Authorization: `Tracker ${token}`, 'Content-Type': 'application/json' }, body });
         if (res.status !== 202) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
         await res.arrayBuffer();
