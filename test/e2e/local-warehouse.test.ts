@@ -1,8 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { localConnector, queryWarehouse } from '../../connectors/local';
 import { ConnectorRegistry } from '../../connectors/registry';
+import { DestinationStatusStore } from '../../jobs/destination-status';
+import { deliveryKeys } from '../../jobs/keys';
 import type { Connector } from '../../connectors/types';
 import { startWorkerRuntime, type WorkerRuntime } from '../../jobs/worker-runtime';
 import { createLogger } from '../../src/logger';
@@ -17,7 +20,7 @@ let worker: WorkerRuntime;
 
 beforeAll(async () => {
   api = await startTestApi({ DATA_DIR: dataDir }, { destinations: [{ id: 'wh', type: 'local', enabled: true, settings: {} }] });
-  worker = await startWorkerRuntime(api.config, TEST_REDIS_URL, new ConnectorRegistry([localConnector as Connector]), createLogger('silent'), { discoverIntervalMs: 50 });
+  worker = await startWorkerRuntime(api.config, TEST_REDIS_URL, new ConnectorRegistry([localConnector as Connector]), createLogger('silent'), { discoverIntervalMs: 50, delivery: { backoff: { baseMs: 50, maxMs: 200 }, maxRecordAttempts: 10, configRecheckMs: 200, pollMs: 100 } });
 });
 afterAll(async () => {
   await worker.close();
@@ -59,4 +62,29 @@ test('session updates merge: supplied properties change, others are kept, null c
     }
   }, { timeoutMs: 20_000 });
   expect(rows).toEqual([['s1', 'u1', 'ads', '/pricing', null]]);
+});
+
+test('a warehouse held by another process: the batch is retried, then delivered once, nothing lost', async () => {
+  mkdirSync(path.dirname(file()), { recursive: true });
+  // Wait until the worker has let go of the file (it closes it when idle), then take it.
+  const script = `const f=${JSON.stringify(file())};const {DuckDBInstance}=require('@duckdb/node-api');(function grab(){DuckDBInstance.create(f).then(()=>{process.stdout.write('ready\\n');setInterval(()=>{},1000)},()=>setTimeout(grab,50))})();`;
+  const holder = spawn(process.execPath, ['-e', script], { cwd: path.join(__dirname, '..', '..') });
+  await new Promise<void>((resolve) => holder.stdout.once('data', () => resolve()));
+  const res = await post('/v3/event', { _event: 'while-locked' });
+  expect(res.status).toBe(202);
+  const status = new DestinationStatusStore(api.runtime.redis, deliveryKeys(api.prefix, { trackerId: api.tracker.id, destinationId: 'wh' }));
+  await waitFor(async () => (await status.read()).lastError?.message.includes('another process'), { timeoutMs: 20_000, message: 'a retryable lock error' });
+  const exited = new Promise((r) => holder.once('exit', r));
+  holder.kill('SIGTERM');
+  await exited;
+  const rows = await waitFor(async () => {
+    try {
+      const r = await query(`select count(*)::int from events where _id = '${res.body.id}'`);
+      return r.rows[0]![0] === 1 ? r.rows : undefined;
+    } catch {
+      return undefined;
+    }
+  }, { timeoutMs: 20_000 });
+  expect(rows).toEqual([[1]]);
+  expect((await status.read()).deadLettered).toBe(0);
 });
