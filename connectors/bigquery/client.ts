@@ -1,0 +1,162 @@
+import { BigQuery, type BigQueryOptions } from '@google-cloud/bigquery';
+import { PassThroughClient } from 'google-auth-library';
+import { RetryableError } from '../errors';
+import type { ResolvedSettings } from './config';
+import { toConnectorError } from './errors';
+import { Opaque } from './opaque';
+import { rowObjects, type QueryParameter, type QueryResponse } from './query-params';
+
+/** A column as tables.get / tables.patch carry it. */
+export interface FieldSchema {
+  name: string;
+  type: string;
+  mode?: string;
+  description?: string;
+}
+
+export interface TableSpec {
+  fields: FieldSchema[];
+  timePartitioning?: { type: string; field: string };
+  clustering?: { fields: string[] };
+}
+
+/** One insertAll row, sent as is (`raw: true`): `insertId` is the record id, so a re-send is deduplicated. */
+export interface InsertRow {
+  insertId: string;
+  json: Record<string, unknown>;
+}
+
+export interface RowErrors {
+  index: number;
+  errors: Array<{ reason: string; message: string; location: string }>;
+}
+
+/**
+ * Client options. The library's own retries are off (`autoRetry: false`, `maxRetries: 0`): it
+ * would retry 5xx and rate limits on its own schedule, which the delivery plumbing already does with
+ * backoff, and a retried insert with random insertIds could double rows. With a custom endpoint and
+ * no credentials the `PassThroughClient` sends requests without auth (emulators, local fakes).
+ */
+export function clientOptions(s: ResolvedSettings): BigQueryOptions {
+  const options: BigQueryOptions = { projectId: s.projectId, location: s.location, autoRetry: false, maxRetries: 0 };
+  if (s.endpoint) options.apiEndpoint = s.endpoint.replace(/\/+$/, '');
+  if (s.credentials) options.credentials = s.credentials;
+  else if (s.keyFile) options.keyFilename = s.keyFile;
+  else if (s.endpoint) options.authClient = new PassThroughClient();
+  return options;
+}
+
+/**
+ * Resolves with `promise`, or rejects when `signal` aborts or `timeoutMs` passes. The library's own
+ * `timeout` option does not reach its transport (teeny-request 10 on node-fetch 3, which dropped
+ * `timeout`), so the limit is kept here; an abandoned request may still land, which every write
+ * tolerates (insertId, MERGE by key).
+ */
+async function bounded<T>(what: string, signal: AbortSignal, timeoutMs: number, promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  if (signal.aborted) throw new RetryableError('the write was stopped', { reason: 'aborted' });
+  let onAbort: (() => void) | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const stopped = new Promise<never>((_, reject) => {
+    onAbort = () => reject(new RetryableError('the write was stopped', { reason: 'aborted' }));
+    signal.addEventListener('abort', onAbort, { once: true });
+    timer = setTimeout(() => reject(new RetryableError(`BigQuery ${what} did not answer within ${timeoutMs} ms`, { reason: 'timeout' })), timeoutMs);
+  });
+  try {
+    return await Promise.race([promise, stopped]);
+  } finally {
+    signal.removeEventListener('abort', onAbort!);
+    clearTimeout(timer);
+  }
+}
+
+/** How long jobs.query and jobs.getQueryResults wait for a statement before answering `jobComplete: false`. */
+const QUERY_WAIT_MS = 10_000;
+
+/** The BigQuery calls the connector makes, each turning failures into connector errors. */
+export class BigQueryApi {
+  private readonly client: BigQuery;
+  /** Server-side wait per query call, kept under this destination's time limit per call. */
+  private readonly queryWaitMs: number;
+
+  constructor(private readonly s: ResolvedSettings) {
+    this.queryWaitMs = Math.min(QUERY_WAIT_MS, Math.floor(s.requestTimeoutMs / 2));
+    this.client = new BigQuery(clientOptions(s));
+  }
+
+  private async call<T>(what: string, signal: AbortSignal, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await bounded(what, signal, this.s.requestTimeoutMs, fn());
+    } catch (err) {
+      throw toConnectorError(err, what);
+    }
+  }
+
+  /** datasets.get: the dataset's location. */
+  async getDataset(signal: AbortSignal): Promise<{ location: string }> {
+    const [meta] = await this.call('datasets.get', signal, () => this.client.dataset(this.s.dataset).getMetadata());
+    return { location: String(meta.location ?? '') };
+  }
+
+  async createDataset(signal: AbortSignal): Promise<void> {
+    await this.call('datasets.insert', signal, () => this.client.createDataset(this.s.dataset, { location: this.s.location }));
+  }
+
+  async getTable(table: string, signal: AbortSignal): Promise<TableSpec> {
+    const [meta] = await this.call(`tables.get ${table}`, signal, () => this.client.dataset(this.s.dataset).table(table).getMetadata());
+    return { fields: ((meta.schema?.fields ?? []) as FieldSchema[]).map(({ name, type, mode, description }) => ({ name, type, mode, description })) };
+  }
+
+  async createTable(table: string, spec: TableSpec, signal: AbortSignal): Promise<void> {
+    const schema = new Opaque({ fields: spec.fields }) as unknown as { fields: FieldSchema[] };
+    await this.call(`tables.insert ${table}`, signal, () => this.client.dataset(this.s.dataset).createTable(table, { schema, timePartitioning: spec.timePartitioning, clustering: spec.clustering }));
+  }
+
+  /** tables.patch with the full schema: BigQuery adds the columns it does not have yet. */
+  async patchSchema(table: string, fields: readonly FieldSchema[], signal: AbortSignal): Promise<void> {
+    const schema = new Opaque({ fields }) as unknown as { fields: FieldSchema[] };
+    await this.call(`tables.patch ${table}`, signal, () => this.client.dataset(this.s.dataset).table(table).setMetadata({ schema }));
+  }
+
+  /**
+   * tabledata.insertAll with the rows as given. `skipInvalidRows: false` makes one bad row stop
+   * the request (the others come back `stopped` and are re-sent); `partialRetries: 0` stops the
+   * library from re-sending failed rows itself. Returns the per-row errors, empty when all landed.
+   */
+  async insertAll(table: string, rows: readonly InsertRow[], signal: AbortSignal): Promise<RowErrors[]> {
+    const what = `tabledata.insertAll ${table}`;
+    try {
+      const opaque = rows.map((r) => new Opaque(r));
+      await bounded(what, signal, this.s.requestTimeoutMs, this.client.dataset(this.s.dataset).table(table).insert(opaque, { raw: true, skipInvalidRows: false, ignoreUnknownValues: false, partialRetries: 0 }));
+      return [];
+    } catch (err) {
+      const partial = (err as { name?: unknown; response?: { insertErrors?: unknown } }).response?.insertErrors;
+      if ((err as { name?: unknown }).name === 'PartialFailureError' && Array.isArray(partial)) return partial as RowErrors[];
+      throw toConnectorError(err, what);
+    }
+  }
+
+  /**
+   * jobs.query in the dataset's location, through the library's authenticated request (its
+   * `query()` would walk and rewrite parameter values, see opaque.ts); polls jobs.getQueryResults
+   * while the statement runs or pages remain. Rows as objects of text values.
+   */
+  async query(sql: string, params: readonly QueryParameter[], signal: AbortSignal, what = 'query'): Promise<Array<Record<string, string | null>>> {
+    const body = { query: sql, useLegacySql: false, location: this.s.location, parameterMode: 'NAMED', queryParameters: params, timeoutMs: this.queryWaitMs, formatOptions: { useInt64Timestamp: true } };
+    let page = await this.call(what, signal, () => this.request<QueryResponse>({ method: 'POST', uri: '/queries', json: new Opaque(body) }));
+    const rows = [...(page.rows ?? [])];
+    while (page.jobComplete !== true || page.pageToken) {
+      const jobId = page.jobReference?.jobId;
+      if (!jobId) throw new RetryableError(`BigQuery ${what} answered without a job to wait for`, { reason: 'noJob' });
+      const qs: Record<string, string | number | boolean> = { location: page.jobReference?.location ?? this.s.location, timeoutMs: this.queryWaitMs, 'formatOptions.useInt64Timestamp': true };
+      if (page.pageToken) qs.pageToken = page.pageToken;
+      page = await this.call(what, signal, () => this.request<QueryResponse>({ uri: `/queries/${encodeURIComponent(jobId)}`, qs }));
+      rows.push(...(page.rows ?? []));
+    }
+    return rowObjects(page.schema?.fields ?? [], rows);
+  }
+
+  private request<T>(opts: { method?: string; uri: string; json?: unknown; qs?: Record<string, unknown> }): Promise<T> {
+    return new Promise((resolve, reject) => this.client.request(opts, (err, body) => (err ? reject(err) : resolve(body as T))));
+  }
+}

@@ -1,0 +1,103 @@
+import { z } from 'zod';
+
+/**
+ * Project ids: 6–30 lowercase letters, digits and hyphens, starting with a letter, optionally
+ * domain-scoped (`example.com:my-project`). https://cloud.google.com/resource-manager/docs/creating-managing-projects
+ */
+const PROJECT_ID = /^(?:[a-z][a-z0-9.-]*:)?[a-z][a-z0-9-]{4,28}[a-z0-9]$/;
+/** Dataset ids: letters, digits and underscores, at most 1024. https://cloud.google.com/bigquery/docs/datasets#dataset-naming */
+const DATASET_ID = /^[A-Za-z0-9_]{1,1024}$/;
+/** Table names Tributary creates: the same alphabet, so they never need escaping. */
+const TABLE_ID = /^[A-Za-z0-9_]{1,1024}$/;
+
+export const DEFAULT_LOCATION = 'US';
+export const DEFAULT_MAX_COLUMNS = 9_990;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+export const DEFAULT_TABLES = { events: 'events', users: 'users', sessions: 'sessions' } as const;
+
+/** A service-account key as Google Cloud downloads it; other fields are kept and passed on (as for Sheets). */
+const ServiceAccountKeySchema = z.looseObject({
+  type: z.literal('service_account'),
+  client_email: z.email(),
+  private_key: z.string().min(1),
+  project_id: z.string().optional(),
+});
+
+/** Settings of a `bigquery` destination. */
+export const BigQuerySettingsSchema = z.strictObject({
+  /** The project that owns the dataset and runs the query jobs. Required. */
+  projectId: z.string().regex(PROJECT_ID, 'a Google Cloud project id (6–30 lowercase letters, digits and hyphens)'),
+  /** The dataset; created when missing. Required. */
+  dataset: z.string().regex(DATASET_ID, 'a dataset id is letters, digits and underscores'),
+  /**
+   * Where the dataset lives (`US`, `EU`, `europe-west1`…). Used to create it, and checked against
+   * an existing dataset's location. Default `US`.
+   */
+  location: z.string().min(1).max(64).optional(),
+  /** Path of a service-account key file on the worker's disk. */
+  keyFile: z.string().min(1).optional(),
+  /**
+   * A service-account key, inline. Without `keyFile` and `credentials`: Application Default
+   * Credentials, or, with a custom `endpoint`, no authorization at all.
+   */
+  credentials: ServiceAccountKeySchema.optional(),
+  /**
+   * The API root, for emulators and private endpoints, e.g. `http://127.0.0.1:9050`
+   * (the client appends `/bigquery/v2`). Default Google's public endpoint.
+   */
+  endpoint: z.url({ protocol: /^https?$/ }).optional(),
+  /** Table names. Defaults `events`, `users`, `sessions`. */
+  tables: z
+    .strictObject({
+      events: z.string().regex(TABLE_ID).optional(),
+      users: z.string().regex(TABLE_ID).optional(),
+      sessions: z.string().regex(TABLE_ID).optional(),
+    })
+    .optional(),
+  /**
+   * Most property columns per table; past it, properties are kept in `_properties` only.
+   * Default and maximum 9 990 (BigQuery allows 10 000 columns, Tributary's own take up to 8).
+   */
+  maxColumns: z.number().int().min(0).max(9_990).optional(),
+  /** Longest wait for one API call before it is abandoned and the batch retried. Default 60 000 ms. */
+  requestTimeoutMs: z.number().int().min(100).max(600_000).optional(),
+}).superRefine((s, ctx) => {
+  if (s.keyFile && s.credentials) ctx.addIssue({ code: 'custom', path: ['credentials'], message: 'set keyFile or credentials, not both' });
+  // BigQuery table names are case-sensitive, but two names differing only in case confuse people.
+  if (new Set(Object.values(tableNames(s)).map((t) => t.toLowerCase())).size < 3) {
+    ctx.addIssue({ code: 'custom', path: ['tables'], message: 'the events, users and sessions tables need three different names' });
+  }
+});
+
+export type BigQuerySettings = z.infer<typeof BigQuerySettingsSchema>;
+
+function tableNames(s: { tables?: { events?: string; users?: string; sessions?: string } | undefined }): ResolvedSettings['tables'] {
+  return { events: s.tables?.events ?? DEFAULT_TABLES.events, users: s.tables?.users ?? DEFAULT_TABLES.users, sessions: s.tables?.sessions ?? DEFAULT_TABLES.sessions };
+}
+
+/** Settings with every default filled in. */
+export interface ResolvedSettings {
+  projectId: string;
+  dataset: string;
+  location: string;
+  keyFile: string | undefined;
+  credentials: BigQuerySettings['credentials'];
+  endpoint: string | undefined;
+  tables: { events: string; users: string; sessions: string };
+  maxColumns: number;
+  requestTimeoutMs: number;
+}
+
+export function resolveSettings(s: BigQuerySettings): ResolvedSettings {
+  return {
+    projectId: s.projectId,
+    dataset: s.dataset,
+    location: s.location ?? DEFAULT_LOCATION,
+    keyFile: s.keyFile,
+    credentials: s.credentials,
+    endpoint: s.endpoint,
+    tables: tableNames(s),
+    maxColumns: s.maxColumns ?? DEFAULT_MAX_COLUMNS,
+    requestTimeoutMs: s.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+  };
+}

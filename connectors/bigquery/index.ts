@@ -1,0 +1,71 @@
+import type { Connector } from '../types';
+import { BigQuerySettingsSchema, type BigQuerySettings } from './config';
+import { createBigQueryWriter } from './writer';
+
+export { BigQuerySettingsSchema, resolveSettings, type BigQuerySettings } from './config';
+export { baseColumnName, hashedColumnName } from './names';
+
+/**
+ * The `bigquery` connector: a tracker's records in a BigQuery dataset, through
+ * `@google-cloud/bigquery` with the library's retries off (retries live in jobs/).
+ *
+ * ## Tables
+ * Created on first use, with the dataset when it is missing (in `location`, default `US`):
+ * - `events`: one row per event, partitioned by day on `_event_at`, clustered by `_event`, `_uid`;
+ *   appended with tabledata.insertAll, `insertId` = `_id`.
+ * - `users` (one row per `_uid`) and `sessions` (one row per `_sid`), clustered by their key;
+ *   written only by MERGE, never streamed (rows in the streaming buffer cannot be updated by DML).
+ * Columns: the reserved ones (`_id`, `_uid`, `_sid`, `_event` STRING; `_event_at`, `_received_at`
+ * TIMESTAMP, as the resource has them), `_context` JSON (ip, user agent, referer, when captured),
+ * `_properties` JSON (all properties; for users and sessions the merged state), then one NULLABLE
+ * column per property.
+ *
+ * ## Types
+ * A property's column is created (tables.patch with the full schema) when the property first
+ * arrives with a non-null value, typed from that value: whole numbers → INT64, other numbers →
+ * FLOAT64, booleans → BOOL, strings → STRING, objects and arrays → JSON. Columns never change type.
+ * A later value of another type (a string in an INT64 column, a fraction in an INT64 column…)
+ * leaves that row's column NULL; the value is in `_properties` (`JSON_VALUE(_properties, '$.plan')`).
+ * A whole number in a FLOAT64 column is stored as is. `null` never creates a column.
+ *
+ * ## Names
+ * Columns follow BigQuery's rules (letters, digits, `_`; ≤ 300 characters; no reserved prefix;
+ * case-insensitive). A property named by those rules keeps its name; otherwise other characters
+ * become `_`, and a name not starting with a letter gets `p_` in front. When that name is already a
+ * column of another property in any case (`Plan` after `plan`, `page-title` after `page_title`),
+ * the property gets `<name>_<first 8 hex digits of SHA-256(property)>`. The column's description
+ * records its property (`tributary property: <name>`), which is how the mapping survives restarts.
+ * Beyond `maxColumns` property columns (default 9 990, BigQuery's 10 000 minus Tributary's own),
+ * properties stay in `_properties` only.
+ *
+ * ## Users and sessions
+ * Updates to one key in a batch are folded in order; the stored `_properties` of the batch's keys
+ * are read (one SELECT), each key's state is computed (supplied properties replace, `null` clears,
+ * others are kept) and one MERGE per table writes every key's state, with the rows as an
+ * `ARRAY<STRUCT>` query parameter, holding the table so that one MERGE at a time runs per table.
+ * GoogleSQL has no JSON merge whose paths may vary by row, hence the read. A session's `_uid` and a
+ * row's `_context` keep their stored value when an update has none.
+ *
+ * ## Client library
+ * Rows and parameters go to the library as opaque objects (opaque.ts): it would otherwise copy
+ * every request body twice and replace the text `{{projectId}}` anywhere in it, data included.
+ *
+ * ## Errors
+ * 403 `rateLimitExceeded` / `quotaExceeded`, 5xx `backendError`, DML concurrency conflicts,
+ * timeouts and lost answers retry the batch (parts already written are not sent again); 404 (dataset
+ * or table deleted) recreates it on the retry; a row refused as `invalid` is dead-lettered with
+ * BigQuery's message, rows `stopped` by it are re-sent; 401/403 `accessDenied`, a disabled API and a
+ * dataset in another location pause delivery with a readable message.
+ */
+export const bigqueryConnector: Connector<BigQuerySettings> = {
+  type: 'bigquery',
+  description: 'A BigQuery dataset: events partitioned by day and streamed, users and sessions merged by key.',
+  settingsSchema: BigQuerySettingsSchema,
+  // 2 000 records make 4 insertAll requests of 500 rows (BigQuery's recommended size) and one
+  // MERGE per table; a batch waits at most 1 s to fill. MERGEs on a table never overlap (one loop
+  // per destination, one lock per table), far inside BigQuery's 2 running + 20 queued DML per table.
+  batch: { maxRecords: 2000, maxAgeMs: 1000 },
+  async open(ctx) {
+    return createBigQueryWriter(ctx);
+  },
+};

@@ -1,0 +1,52 @@
+import type { Properties } from '../../src/records/types';
+import type { MergedChange, UpsertKind } from '../shared/coalesce-upserts';
+import { CONTEXT_COLUMN, contextValue, reservedValuesOfChange, type ReservedColumn } from '../shared/reserved-columns';
+import { cellValue, ownValue, type ColumnPlan, type PropertyColumn } from './columns';
+import type { MergeColumn } from './merge-sql';
+import { BQ_TYPE, fixedFields, PROPERTIES_COLUMN } from './tables';
+
+/** The columns a MERGE writes: Tributary's own, then the property columns the batch touches. */
+export interface MergeLayout {
+  columns: MergeColumn[];
+  /** Property name → its column, in the order of the property columns in `columns`. */
+  properties: Map<string, PropertyColumn>;
+}
+
+/**
+ * Property columns any row's stored or new state mentions: assigning them makes each row's typed
+ * columns match its `_properties` (a cleared property's column becomes NULL). Columns no row
+ * mentions are left out, so a MERGE's size follows the batch, not the table's width.
+ */
+export function mergeLayout(kind: UpsertKind, plan: ColumnPlan, mentioned: Iterable<string>): MergeLayout {
+  const properties = new Map<string, PropertyColumn>();
+  for (const name of mentioned) {
+    const pc = plan.columns.get(name);
+    if (pc?.type !== undefined) properties.set(name, pc);
+  }
+  const fixed = fixedFields(kind).map((f) => ({
+    name: f.name,
+    type: f.type,
+    // A session update without `_uid`, or any update without request context, keeps the stored one.
+    keepStored: f.name === CONTEXT_COLUMN || (kind === 'session' && f.name === '_uid'),
+  }));
+  return { columns: [...fixed, ...[...properties.values()].map((pc) => ({ name: pc.column, type: BQ_TYPE[pc.type!] }))], properties };
+}
+
+/** A STRUCT field as the REST API takes it: text, or null (see query-params.ts). */
+function cell(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+/** One `@rows` element: the key's merged state, one cell per layout column. */
+export function mergeRow(kind: UpsertKind, layout: MergeLayout, change: MergedChange, state: Properties): Array<string | null> {
+  const reserved = reservedValuesOfChange(kind, change);
+  const fixed = layout.columns.length - layout.properties.size;
+  const cells: Array<string | null> = [];
+  for (const { name } of layout.columns.slice(0, fixed)) {
+    cells.push(cell(name === PROPERTIES_COLUMN ? state : name === CONTEXT_COLUMN ? contextValue(change.context) : reserved[name as ReservedColumn]));
+  }
+  for (const [name, pc] of layout.properties) cells.push(cell(cellValue(pc.type, ownValue(state, name))));
+  return cells;
+}

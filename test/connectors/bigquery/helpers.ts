@@ -1,0 +1,83 @@
+import { randomUUID } from 'node:crypto';
+import { BigQuery } from '@google-cloud/bigquery';
+import { PassThroughClient } from 'google-auth-library';
+import { bigqueryConnector, type BigQuerySettings } from '../../../connectors/bigquery';
+import type { DestinationWriter, RecordOutcome } from '../../../connectors/types';
+import { createLogger } from '../../../src/logger';
+import type { JsonValue, Properties, RequestContext, TrackedRecord } from '../../../src/records/types';
+import type { BigQueryFake } from '../../fakes/bigquery';
+
+export const PROJECT = 'tributary-test';
+
+/** A dataset name no other test uses. */
+export const uniqueDataset = (label = 'ds'): string => `${label}_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+
+/** The real client against the fake, for reading back what the connector wrote. */
+export function readerClient(fake: BigQueryFake, location = 'US'): BigQuery {
+  return new BigQuery({ projectId: PROJECT, apiEndpoint: fake.url, authClient: new PassThroughClient(), autoRetry: false, maxRetries: 0, location });
+}
+
+export interface Fixture {
+  dataset: string;
+  writer: DestinationWriter;
+  settings: BigQuerySettings;
+  write: (records: TrackedRecord[]) => Promise<RecordOutcome[]>;
+  /** Rows of a query through the real client; `@@` is replaced by the dataset's path prefix `tributary-test.<dataset>`. */
+  query: (sql: string) => Promise<Array<Record<string, unknown>>>;
+  close: () => Promise<void>;
+}
+
+export async function openWriter(fake: BigQueryFake, settings: Partial<BigQuerySettings> = {}): Promise<Fixture> {
+  const dataset = settings.dataset ?? uniqueDataset();
+  const full = bigqueryConnector.settingsSchema.parse({ projectId: PROJECT, dataset, endpoint: fake.url, ...settings });
+  const writer = await bigqueryConnector.open({ trackerId: 'trk', destinationId: 'bq', settings: full, dataDir: '/nonexistent', logger: createLogger('silent'), now: () => new Date() });
+  const client = readerClient(fake, full.location ?? 'US');
+  return {
+    dataset,
+    writer,
+    settings: full,
+    write: (records) => writer.write(records, new AbortController().signal),
+    query: async (sql) => {
+      const [rows] = await client.query({ query: sql.replace(/@@/g, `${PROJECT}.${dataset}`), location: full.location ?? 'US' });
+      return rows as Array<Record<string, unknown>>;
+    },
+    close: () => writer.close(),
+  };
+}
+
+export const props = (o: Record<string, JsonValue>): Properties => Object.assign(Object.create(null) as Properties, o);
+
+let seq = 0;
+const nextId = () => `0190a000-0000-7000-8000-${(++seq).toString(16).padStart(12, '0')}`;
+const at = () => new Date(Date.UTC(2026, 0, 1) + seq * 1000).toISOString();
+
+export const user = (uid: string, p: Record<string, JsonValue>, context?: RequestContext): TrackedRecord => ({ kind: 'user', id: nextId(), receivedAt: at(), uid, properties: props(p), ...(context ? { context } : {}) });
+
+export const session = (sid: string, p: Record<string, JsonValue>, uid?: string): TrackedRecord => ({ kind: 'session', id: nextId(), receivedAt: at(), sid, ...(uid === undefined ? {} : { uid }), properties: props(p) });
+
+export const event = (name: string, p: Record<string, JsonValue>, extra: Partial<TrackedRecord> = {}): TrackedRecord => {
+  const time = at();
+  return { kind: 'event', id: nextId(), receivedAt: time, eventAt: time, event: name, properties: props(p), ...extra };
+};
+
+export const statuses = (outcomes: readonly RecordOutcome[]): string[] => outcomes.map((o) => o.status);
+
+/** JSON columns come back as their text. */
+export const json = (value: unknown): unknown => (typeof value === 'string' ? JSON.parse(value) : value);
+
+/** Retries a write the way the delivery loop does (same batch, then only `retry` records), up to `attempts`. */
+export async function writeUntilSettled(fx: Fixture, records: TrackedRecord[], attempts = 20): Promise<Map<string, RecordOutcome>> {
+  const settled = new Map<string, RecordOutcome>();
+  let pending = records;
+  for (let i = 0; i < attempts && pending.length > 0; i++) {
+    let outcomes: RecordOutcome[];
+    try {
+      outcomes = await fx.write(pending);
+    } catch {
+      continue;
+    }
+    pending.forEach((r, j) => settled.set(r.id, outcomes[j]!));
+    pending = pending.filter((_, j) => outcomes[j]!.status === 'retry');
+  }
+  return settled;
+}

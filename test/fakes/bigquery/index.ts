@@ -1,0 +1,30 @@
+/**
+ * A stateful, local BigQuery v2 for tests, benchmarks and demos, driven by the real
+ * `@google-cloud/bigquery` client (`new BigQuery({ projectId, apiEndpoint: fake.url })`).
+ *
+ * It keeps, per project and dataset (with its location), tables with their schema, time
+ * partitioning and clustering, and their rows in an embedded DuckDB. It enforces:
+ * - column-name rules (letters, digits, underscore; ≤ 300 characters; reserved prefixes; no two
+ *   names equal but for case) and ≤ 10 000 columns;
+ * - tables.patch rules: only NULLABLE columns may be added, none removed, no type change,
+ *   REQUIRED may relax to NULLABLE; 5 metadata updates per table per 10 s (403 rateLimitExceeded);
+ * - tabledata.insertAll: per-row validation (`no such field`, bad values, missing REQUIRED) with
+ *   `insertErrors` of reason `invalid`, the other rows `stopped` unless `skipInvalidRows`;
+ *   insertId deduplication within a window; ≤ 50 000 rows and ≤ 10 MB per request;
+ * - query jobs (jobs.query, jobs.insert + jobs.getQueryResults) that execute the SQL: GoogleSQL is
+ *   rewritten for DuckDB (dialect.ts), array parameters in `UNNEST(@p)` become tables, MERGE
+ *   refuses several source rows for one target row, DML is refused over rows in the streaming
+ *   buffer and when another DML statement holds the same table, and a dataset is only found in its
+ *   own location.
+ * Faults (Google error bodies such as 403 rateLimitExceeded and 503 backendError, delays, a
+ * response lost after the call was applied, a query answered before it completes) are switched on
+ * per test through `fake.faults`. Counters: `fake.calls` per REST method, `fake.stats` (rows
+ * inserted and deduplicated, statements by kind, DML per table, requests with credentials).
+ *
+ * Limits of the rewrite: one statement per query; arrays only as `UNNEST(@param)`; STRUCT and
+ * ARRAY columns, legacy SQL and DDL are refused; bare identifiers that DuckDB reserves but
+ * BigQuery does not (`at`, `order` is reserved in both) need backticks, as connectors use anyway.
+ * Column names are stricter than BigQuery's flexible names: the classic rules only.
+ */
+export { startBigQueryFake, type BigQueryFake, type BigQueryFakeOptions } from './server';
+export type { Fault, FaultContext } from './faults';

@@ -1,0 +1,87 @@
+import type { BigQuery, Table } from '@google-cloud/bigquery';
+import { readerClient, uniqueDataset } from '../../connectors/bigquery/helpers';
+import { startBigQueryFake, type BigQueryFake } from '.';
+
+// The client's transport on Node's fetch under jest: see jest-transport.ts.
+jest.mock('teeny-request', () => jest.requireActual<typeof import('./jest-transport')>('./jest-transport').teenyRequestOnNativeFetch());
+
+/** tabledata.insertAll through the real client's `table.insert(rows, { raw: true })`. */
+let fake: BigQueryFake;
+let bq: BigQuery;
+let table: Table;
+let ds: string;
+beforeAll(async () => {
+  fake = await startBigQueryFake({ dedupWindowMs: 60_000 });
+  bq = readerClient(fake);
+  ds = uniqueDataset();
+  await bq.createDataset(ds);
+});
+afterAll(() => fake.close());
+let n = 0;
+beforeEach(async () => {
+  [table] = await bq.dataset(ds).createTable(`t${++n}`, {
+    schema: { fields: [{ name: 'id', type: 'STRING', mode: 'REQUIRED' }, { name: 'n', type: 'INT64' }, { name: 'x', type: 'FLOAT64' }, { name: 'ok', type: 'BOOL' }, { name: 'at', type: 'TIMESTAMP' }, { name: 'doc', type: 'JSON' }] },
+  });
+});
+
+const RAW = { raw: true, skipInvalidRows: false, ignoreUnknownValues: false, partialRetries: 0 };
+const rows = () => fake.rows('tributary-test', ds, table.id!, 'id');
+
+/** The insertErrors of a partial failure (the client throws PartialFailureError carrying the response). */
+async function insertErrors(p: Promise<unknown>): Promise<unknown> {
+  try {
+    await p;
+    return [];
+  } catch (err) {
+    const e = err as { name: string; response?: { insertErrors?: unknown } };
+    if (e.name !== 'PartialFailureError') throw err;
+    return e.response?.insertErrors;
+  }
+}
+
+it('stores valid rows with every type, converting text forms', async () => {
+  await table.insert([{ insertId: 'a', json: { id: 'a', n: '42', x: 1.5, ok: 'true', at: '2026-01-02 03:04:05.123456', doc: '{"k":[1,2]}' } }, { insertId: 'b', json: { id: 'b', n: 7, at: 1767225600 } }], RAW);
+  expect(await rows()).toEqual([
+    { id: 'a', n: '42', x: 1.5, ok: true, at: '2026-01-02 03:04:05.123456+00', doc: '{"k":[1,2]}' },
+    { id: 'b', n: '7', x: null, ok: null, at: '2026-01-01 00:00:00+00', doc: null },
+  ]);
+});
+
+it('refuses an unknown field and a bad value as invalid, and stops the other rows when skipInvalidRows is false', async () => {
+  const errors = await insertErrors(table.insert([{ insertId: '1', json: { id: '1', plan: 'pro' } }, { insertId: '2', json: { id: '2' } }, { insertId: '3', json: { id: '3', n: 'many' } }], RAW));
+  expect(errors).toEqual([
+    { index: 0, errors: [{ reason: 'invalid', location: 'plan', debugInfo: '', message: 'no such field: plan.' }] },
+    { index: 1, errors: [{ reason: 'stopped', location: '', debugInfo: '', message: '' }] },
+    { index: 2, errors: [{ reason: 'invalid', location: 'n', debugInfo: '', message: 'Cannot convert value to integer (bad value): many' }] },
+  ]);
+  expect(await rows()).toEqual([]);
+});
+
+it('inserts the valid rows when skipInvalidRows is true, and reports a missing REQUIRED field', async () => {
+  const errors = await insertErrors(table.insert([{ insertId: '1', json: { n: 1 } }, { insertId: '2', json: { id: '2', doc: 'not json' } }, { insertId: '3', json: { id: '3' } }], { ...RAW, skipInvalidRows: true }));
+  expect(errors).toEqual([
+    { index: 0, errors: [{ reason: 'invalid', location: 'id', debugInfo: '', message: 'Missing required field: id.' }] },
+    { index: 1, errors: [expect.objectContaining({ reason: 'invalid', location: 'doc' })] },
+  ]);
+  expect((await rows()).map((r) => r.id)).toEqual(['3']);
+});
+
+it('drops rows whose insertId it has seen, within a request and across requests', async () => {
+  await table.insert([{ insertId: 'same', json: { id: 'a' } }, { insertId: 'same', json: { id: 'a' } }], RAW);
+  await table.insert([{ insertId: 'same', json: { id: 'a' } }, { insertId: 'other', json: { id: 'b' } }], RAW);
+  expect((await rows()).map((r) => r.id)).toEqual(['a', 'b']);
+});
+
+it('refuses more than 50 000 rows and more than 10 MB in one request', async () => {
+  const many = Array.from({ length: 50_001 }, (_, i) => ({ insertId: String(i), json: { id: String(i) } }));
+  await expect(table.insert(many, RAW)).rejects.toMatchObject({ code: 400, errors: [{ reason: 'invalid', message: expect.stringContaining('too many rows present in the request, limit: 50000') }] });
+  const big = Array.from({ length: 11 }, (_, i) => ({ insertId: String(i), json: { id: String(i), doc: JSON.stringify('x'.repeat(1024 * 1024)) } }));
+  await expect(table.insert(big, RAW)).rejects.toMatchObject({ code: 400, errors: [{ reason: 'badRequest', message: 'Request payload size exceeds the limit: 10485760 bytes.' }] });
+  expect(await rows()).toEqual([]);
+});
+
+it('counts calls per method', async () => {
+  const before = fake.calls['tabledata.insertAll'] ?? 0;
+  await table.insert([{ insertId: 'c', json: { id: 'c' } }], RAW);
+  expect(fake.calls['tabledata.insertAll']).toBe(before + 1);
+});

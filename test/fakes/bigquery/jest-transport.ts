@@ -1,0 +1,48 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+
+/**
+ * For jest only. `@google-cloud/bigquery` sends its requests through teeny-request 10, which loads
+ * node-fetch 3 (an ES module) with `import()`; jest's CommonJS runtime refuses dynamic imports
+ * unless node runs with --experimental-vm-modules. Test files therefore replace teeny-request with
+ * its own code in which that one line uses Node's built-in fetch, through this adapter:
+ *
+ *   jest.mock('teeny-request', () => jest.requireActual('…/fakes/bigquery/jest-transport').teenyRequestOnNativeFetch());
+ *
+ * Everything above the transport (request building, error parsing, the BigQuery client) is the
+ * real library; benchmarks and the CLI run it unmodified, node-fetch included.
+ */
+interface FetchOptions {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+}
+
+/** The part of node-fetch 3's Response that teeny-request reads, on Node's fetch. */
+async function nodeFetchOnNativeFetch(url: string, options: FetchOptions) {
+  const res = await fetch(url, { method: options.method, headers: options.headers, body: options.body });
+  const bytes = Buffer.from(await res.arrayBuffer());
+  return {
+    status: res.status,
+    statusText: res.statusText,
+    url: res.url,
+    headers: res.headers,
+    body: Readable.from(bytes.length > 0 ? [bytes] : []),
+    json: async (): Promise<unknown> => JSON.parse(bytes.toString('utf8')),
+    text: async (): Promise<string> => bytes.toString('utf8'),
+  };
+}
+
+const FETCH_LINE = /const fetch = \(\.\.\.args\) => import\('node-fetch'\)[^\n]*\n/;
+
+export function teenyRequestOnNativeFetch(): unknown {
+  const file = require.resolve('teeny-request');
+  const source = readFileSync(file, 'utf8');
+  if (!FETCH_LINE.test(source)) throw new Error(`teeny-request changed (${file}): update test/fakes/bigquery/jest-transport.ts`);
+  const module = { exports: {} };
+  const compiled = new Function('exports', 'require', 'module', '__filename', '__dirname', '__nativeFetch', source.replace(FETCH_LINE, 'const fetch = __nativeFetch;\n'));
+  compiled(module.exports, createRequire(file), module, file, path.dirname(file), nodeFetchOnNativeFetch);
+  return module.exports;
+}
