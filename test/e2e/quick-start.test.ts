@@ -25,6 +25,15 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await proc.stop('SIGKILL');
+  // If the test failed before its clean stop, the embedded redis-server outlived the killed server: stop it too.
+  try {
+    const leftover = new Redis(readFileSync(path.join(dataDir, 'redis', 'url'), 'utf8').trim(), { maxRetriesPerRequest: 0, retryStrategy: () => null });
+    leftover.on('error', () => undefined);
+    await leftover.shutdown('NOSAVE').catch(() => undefined);
+    leftover.disconnect();
+  } catch {
+    // stopped cleanly: no url file left
+  }
   rmSync(dataDir, { recursive: true, force: true });
 });
 
