@@ -5,7 +5,7 @@ import { createAdminRouter } from './admin/router';
 import type { Config } from './config';
 import { createErrorHandler, ERROR_HEADER } from './http/error-handler';
 import { createOpsRouter } from './http/ops-routes';
-import { createV3Router, exactRoutes } from './http/v3-routes';
+import { createV3Router } from './http/v3-routes';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
 import type { IngestWriter } from './queue/ingest-writer';
@@ -46,7 +46,7 @@ export function createApp(deps: AppDeps): Koa {
       maxAge: 600,
     }),
   );
-  app.use(exactRoutes(v3));
+  app.use(v3.routes());
   app.use(v3.allowedMethods());
   app.use(ops.routes());
   app.use(ops.allowedMethods());

@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import type { Context, Middleware, Next } from 'koa';
+import type { Context } from 'koa';
 import { ApiError } from '../errors';
 import { RECORD_KINDS, type RecordKind } from '../records/types';
 import { FIXED_SUFFIXES, sendFixed, type FixedResponse } from './fixed-responses';
@@ -62,44 +62,4 @@ export function createV3Router(deps: IngestDeps): Router {
     }
   }
   return router;
-}
-
-/** Runs a route's middleware in order, as the router would once it has matched the route. */
-function chain(stack: Middleware[]): Middleware {
-  return (ctx: Context, next: Next) => {
-    const step = async (i: number): Promise<void> => (i < stack.length ? stack[i]!(ctx, () => step(i + 1)) : next());
-    return step(0);
-  };
-}
-
-/**
- * The router's middleware, except that a request whose method and path are exactly those of a
- * route runs that route at once. On each request @koa/router tests every route's pattern, parses
- * the Host header and composes a new chain (about 3 µs of the ~110 µs an ingest request costs,
- * see bench/RESULTS.md); a request it would treat differently (trailing slash, other casing,
- * OPTIONS, unknown path) still goes through it. Only `_matchedRoute`, the metrics label, is set
- * as the router sets it.
- */
-export function exactRoutes(router: Router): Middleware {
-  const routes = router.routes() as Middleware;
-  const table = new Map<string, Middleware>();
-  const repeated = new Set<string>();
-  for (const layer of router.stack) {
-    // A router.use() middleware or a parameterised path: matching is the router's business.
-    if (typeof layer.path !== 'string' || layer.paramNames.length > 0 || layer.methods.length === 0) return routes;
-    const path = layer.path;
-    const run = chain(layer.stack as Middleware[]);
-    const route: Middleware = (ctx, next) => {
-      (ctx as { _matchedRoute?: string })._matchedRoute = path;
-      return run(ctx, next);
-    };
-    for (const method of layer.methods) {
-      const key = `${method} ${path}`;
-      if (table.has(key)) repeated.add(key);
-      table.set(key, route);
-    }
-  }
-  // Two layers on one method and path run in sequence under the router; leave those to it.
-  for (const key of repeated) table.delete(key);
-  return (ctx, next) => (table.get(`${ctx.method} ${ctx.path}`) ?? routes)(ctx, next);
 }
