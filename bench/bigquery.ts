@@ -6,7 +6,6 @@ import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { BigQuery } from '@google-cloud/bigquery';
 import { PassThroughClient } from 'google-auth-library';
-import { Redis } from 'ioredis';
 import { bigqueryConnector, type BigQuerySettings } from '../connectors/bigquery';
 import { tableSpec } from '../connectors/bigquery/tables';
 import { ConnectorRegistry } from '../connectors/registry';
@@ -20,6 +19,7 @@ import { generateToken } from '../src/trackers/tokens';
 import { TrackerSchema } from '../src/trackers/types';
 import { startBigQueryFake, type BigQueryFake } from '../test/fakes/bigquery';
 import { makeEvents } from './events';
+import { deletePrefix } from '../test/helpers/redis';
 
 /**
  * `npm run bench:bigquery [-- --events 100000 --users 2000]`
@@ -225,13 +225,6 @@ async function endToEnd(url: string, stats: () => Promise<FakeStats>, baseline: 
   } finally {
     api.send({ type: 'stop' });
     await worker.close();
-    const redis = new Redis(REDIS_URL);
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
-    } while (cursor !== '0');
-    redis.disconnect();
+    await deletePrefix(prefix, REDIS_URL);
   }
 }
