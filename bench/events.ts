@@ -1,3 +1,5 @@
+import { seededRandom } from '../test/helpers/seeded-random';
+
 /**
  * Realistic event bodies: a web/app analytics event of about 300 bytes with varied names, user and
  * session ids, and a few string and number properties. Seeded, so every run sends the same bytes.
@@ -8,20 +10,8 @@ const REFERRERS = ['https://www.google.com/', 'https://news.ycombinator.com/', '
 const BROWSERS = ['Chrome 131', 'Firefox 133', 'Safari 18.1', 'Edge 131'];
 const COUNTRIES = ['FR', 'DE', 'US', 'GB', 'JP', 'BR', 'IN'];
 
-/** A small deterministic generator (mulberry32), so bodies do not change between runs. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export function makeEvents(count: number, seed = 1): Array<Record<string, string | number>> {
-  const rnd = random(seed);
+  const rnd = seededRandom(seed);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)]!;
   const hex = (n: number) => Array.from({ length: n }, () => Math.floor(rnd() * 16).toString(16)).join('');
   return Array.from({ length: count }, () => ({

@@ -1,6 +1,7 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
+import { readTextIfExists } from '../../src/files';
 
 const CreatedSchema = z.object({ spreadsheetId: z.string().min(1), title: z.string(), createdAt: z.string() });
 export type CreatedSpreadsheet = z.infer<typeof CreatedSchema>;
@@ -14,13 +15,8 @@ export function createdSpreadsheetFile(dataDir: string, trackerId: string, desti
 }
 
 export async function readCreatedSpreadsheet(file: string): Promise<CreatedSpreadsheet | undefined> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
+  const text = await readTextIfExists(file);
+  if (text === undefined) return undefined;
   return CreatedSchema.parse(JSON.parse(text));
 }
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { link, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { link, mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { readTextIfExists } from '../files';
 
 /** Name of the file under `DATA_DIR` that keeps a generated admin token. */
 export const ADMIN_TOKEN_FILE = 'admin-token';
@@ -22,13 +23,8 @@ export function generateAdminToken(): string {
 }
 
 async function readToken(file: string): Promise<string | undefined> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
+  const text = await readTextIfExists(file);
+  if (text === undefined) return undefined;
   const token = text.trim();
   if (token.length < MIN_ADMIN_TOKEN_LENGTH) {
     throw new Error(`${file} holds no usable admin token (at least ${MIN_ADMIN_TOKEN_LENGTH} characters); delete it to have a new one generated, or set ADMIN_TOKEN.`);

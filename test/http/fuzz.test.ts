@@ -3,6 +3,7 @@ import { deflateSync, gzipSync } from 'node:zlib';
 import { ERROR_CODES, type ErrorCode } from '../../src/errors';
 import { startTestApi, type TestApi } from '../helpers/api';
 import { listen, type Listening, type RawRequest } from '../helpers/raw-http';
+import { seededRandom } from '../helpers/seeded-random';
 
 /**
  * "No input, however malformed, produces a 5xx." A bounded, seeded fuzz loop: the same seed
@@ -24,17 +25,6 @@ afterAll(async () => {
   await raw.close();
   await api.close();
 });
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function generator(rand: () => number, token: string) {
   const int = (n: number) => Math.floor(rand() * n);
@@ -120,7 +110,7 @@ function generator(rand: () => number, token: string) {
 }
 
 test(`${CASES} malformed requests (seed ${SEED}) never produce a 5xx`, async () => {
-  const next = generator(mulberry32(SEED), api.token);
+  const next = generator(seededRandom(SEED), api.token);
   const cases = Array.from({ length: CASES }, (_, i) => ({ i, req: next() }));
   const failures: string[] = [];
   for (let at = 0; at < cases.length; at += PARALLEL) {
