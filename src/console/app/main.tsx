@@ -1,0 +1,3 @@
+import { render } from 'preact';
+
+render(<p>Tributary console</p>, document.getElementById('app')!);
