@@ -24,50 +24,96 @@ const ServiceAccountKeySchema = z.looseObject({
 });
 
 /** Settings of a `bigquery` destination. */
-export const BigQuerySettingsSchema = z.strictObject({
-  /** The project that owns the dataset and runs the query jobs. Required. */
-  projectId: z.string().regex(PROJECT_ID, 'a Google Cloud project id (6–30 lowercase letters, digits and hyphens)'),
-  /** The dataset; created when missing. Required. */
-  dataset: z.string().regex(DATASET_ID, 'a dataset id is letters, digits and underscores'),
-  /**
-   * Where the dataset lives (`US`, `EU`, `europe-west1`…). Used to create it, and checked against
-   * an existing dataset's location. Default `US`.
-   */
-  location: z.string().min(1).max(64).optional(),
-  /** Path of a service-account key file on the worker's disk. */
-  keyFile: z.string().min(1).optional(),
-  /**
-   * A service-account key, inline. Without `keyFile` and `credentials`: Application Default
-   * Credentials, or, with a custom `endpoint`, no authorization at all.
-   */
-  credentials: ServiceAccountKeySchema.optional(),
-  /**
-   * The API root, for emulators and private endpoints, e.g. `http://127.0.0.1:9050`
-   * (the client appends `/bigquery/v2`). Default Google's public endpoint.
-   */
-  endpoint: z.url({ protocol: /^https?$/ }).optional(),
-  /** Table names. Defaults `events`, `users`, `sessions`. */
-  tables: z
-    .strictObject({
-      events: z.string().regex(TABLE_ID).optional(),
-      users: z.string().regex(TABLE_ID).optional(),
-      sessions: z.string().regex(TABLE_ID).optional(),
-    })
-    .optional(),
-  /**
-   * Most property columns per table; past it, properties are kept in `_properties` only.
-   * Default and maximum 9 990 (BigQuery allows 10 000 columns, Tributary's own take up to 8).
-   */
-  maxColumns: z.number().int().min(0).max(9_990).optional(),
-  /** Longest wait for one API call before it is abandoned and the batch retried. Default 60 000 ms. */
-  requestTimeoutMs: z.number().int().min(100).max(600_000).optional(),
-}).superRefine((s, ctx) => {
-  if (s.keyFile && s.credentials) ctx.addIssue({ code: 'custom', path: ['credentials'], message: 'set keyFile or credentials, not both' });
-  // BigQuery table names are case-sensitive, but two names differing only in case confuse people.
-  if (new Set(Object.values(tableNames(s)).map((t) => t.toLowerCase())).size < 3) {
-    ctx.addIssue({ code: 'custom', path: ['tables'], message: 'the events, users and sessions tables need three different names' });
-  }
-});
+export const BigQuerySettingsSchema = z
+  .strictObject({
+    /** The project that owns the dataset and runs the query jobs. Required. */
+    projectId: z
+      .string()
+      .regex(PROJECT_ID, 'a Google Cloud project id (6–30 lowercase letters, digits and hyphens)')
+      .describe('Google Cloud project id (6–30 lowercase letters, digits and hyphens) of the project that owns the dataset and runs the query jobs, e.g. my-project.'),
+    /** The dataset; created when missing. Required. */
+    dataset: z
+      .string()
+      .regex(DATASET_ID, 'a dataset id is letters, digits and underscores')
+      .describe('Dataset id (letters, digits and underscores), e.g. tributary. Created when missing.'),
+    /**
+     * Where the dataset lives (`US`, `EU`, `europe-west1`…). Used to create it, and checked against
+     * an existing dataset's location. Default `US`.
+     */
+    location: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .describe('Location of the dataset, e.g. US, EU or europe-west1. Used to create it; an existing dataset in another location is refused. Default: US.'),
+    /** Path of a service-account key file on the worker's disk. */
+    keyFile: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "Path of a service-account key file (JSON) on the worker's disk, e.g. /etc/tributary/bq-key.json. Set keyFile or credentials, not both; with neither, Application Default Credentials are used.",
+      ),
+    /**
+     * A service-account key, inline. Without `keyFile` and `credentials`: Application Default
+     * Credentials, or, with a custom `endpoint`, no authorization at all.
+     */
+    credentials: ServiceAccountKeySchema.optional().describe(
+      'A service-account key pasted inline, as the JSON file Google Cloud downloads. Set keyFile or credentials, not both; with neither, Application Default Credentials are used (with a custom endpoint: no authorization).',
+    ),
+    /**
+     * The API root, for emulators and private endpoints, e.g. `http://127.0.0.1:9050`
+     * (the client appends `/bigquery/v2`). Default Google's public endpoint.
+     */
+    endpoint: z
+      .url({ protocol: /^https?$/ })
+      .optional()
+      .describe(
+        "API root URL, only for emulators and private endpoints, e.g. http://127.0.0.1:9050 (/bigquery/v2 is appended). With an endpoint and no credentials, requests carry no authorization. Default: Google's public endpoint.",
+      ),
+    /** Table names. Defaults `events`, `users`, `sessions`. */
+    tables: z
+      .strictObject({
+        events: z.string().regex(TABLE_ID).optional().describe('Table of events, partitioned by day on _event_at. Default: events.'),
+        users: z.string().regex(TABLE_ID).optional().describe('Table of users, one row per _uid. Default: users.'),
+        sessions: z.string().regex(TABLE_ID).optional().describe('Table of sessions, one row per _sid. Default: sessions.'),
+      })
+      .optional()
+      .describe(
+        'Table names (letters, digits and underscores), e.g. {"events": "events", "users": "users", "sessions": "sessions"}; each is optional and the three must differ, ignoring case. Default: events, users, sessions.',
+      ),
+    /**
+     * Most property columns per table; past it, properties are kept in `_properties` only.
+     * Default and maximum 9 990 (BigQuery allows 10 000 columns, Tributary's own take up to 8).
+     */
+    maxColumns: z
+      .number()
+      .int()
+      .min(0)
+      .max(9_990)
+      .optional()
+      .describe('Most property columns per table; further properties are kept only in the _properties JSON column. Default (and maximum): 9990.'),
+    /** Longest wait for one API call before it is abandoned and the batch retried. Default 60 000 ms. */
+    requestTimeoutMs: z
+      .number()
+      .int()
+      .min(100)
+      .max(600_000)
+      .optional()
+      .describe('Milliseconds to wait for one BigQuery API call before it is abandoned and the batch retried. Default: 60000 (60 s).'),
+  })
+  .superRefine((s, ctx) => {
+    if (s.keyFile && s.credentials) ctx.addIssue({ code: 'custom', path: ['credentials'], message: 'set keyFile or credentials, not both' });
+    // BigQuery table names are case-sensitive, but two names differing only in case confuse people.
+    if (new Set(Object.values(tableNames(s)).map((t) => t.toLowerCase())).size < 3) {
+      ctx.addIssue({ code: 'custom', path: ['tables'], message: 'the events, users and sessions tables need three different names' });
+    }
+  })
+  .meta({
+    title: 'BigQuery',
+    description:
+      'Events, users and sessions written to tables of a BigQuery dataset. The service account needs BigQuery Data Editor on the dataset (or the project, to create it) and BigQuery Job User on the project.',
+  });
 
 export type BigQuerySettings = z.infer<typeof BigQuerySettingsSchema>;
 

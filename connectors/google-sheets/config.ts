@@ -22,39 +22,104 @@ export const GoogleSheetsSettingsSchema = z
     spreadsheetId: z
       .string()
       .regex(/^[A-Za-z0-9_-]{10,200}$/, 'a spreadsheet id is the part of the URL between /d/ and /edit')
-      .optional(),
+      .optional()
+      .describe(
+        "The spreadsheet's id: the part of its URL between /d/ and /edit (docs.google.com/spreadsheets/d/<id>/edit). Share the spreadsheet with the service account's e-mail as Editor. Required unless createSpreadsheet is on.",
+      ),
     /**
      * Instead of `spreadsheetId`: create a spreadsheet on first use. Its id is logged and kept in
      * `DATA_DIR/google-sheets/<tracker>/<destination>.json`; copy it into `spreadsheetId` to make
      * the destination independent of that file. Default false.
      */
-    createSpreadsheet: z.boolean().optional(),
+    createSpreadsheet: z
+      .boolean()
+      .optional()
+      .describe(
+        'Instead of spreadsheetId: create a spreadsheet on first use. Its id is logged and kept in DATA_DIR/google-sheets/<tracker>/<destination>.json; copy it into spreadsheetId. Until shared, it is visible only to the service account. Default: off.',
+      ),
     /** Title of a created spreadsheet. Default `Tributary <tracker>`. */
-    title: z.string().min(1).max(200).optional(),
+    title: z.string().min(1).max(200).optional().describe('Title of a spreadsheet created by createSpreadsheet. Default: Tributary <tracker>.'),
     /** Path of a service-account key file. */
-    keyFile: z.string().min(1).optional(),
+    keyFile: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Path of a service-account key file (JSON) on the server, e.g. /etc/tributary/sheets-key.json. Set keyFile or credentials, not both; with neither, Application Default Credentials are used.',
+      ),
     /** A service-account key, inline. Without `keyFile` and `credentials`: Application Default Credentials. */
-    credentials: ServiceAccountKeySchema.optional(),
+    credentials: ServiceAccountKeySchema.optional().describe(
+      'A service-account key pasted inline, as the JSON file Google Cloud downloads. Set keyFile or credentials, not both; with neither, Application Default Credentials are used.',
+    ),
     /**
      * API root URL, for emulators and private endpoints (e.g. `http://127.0.0.1:8085/`). With an
      * endpoint and no credentials, requests carry no authorization. Default Google's.
      */
-    endpoint: z.url({ protocol: /^https?$/ }).optional(),
+    endpoint: z
+      .url({ protocol: /^https?$/ })
+      .optional()
+      .describe(
+        "API root URL, only for emulators and private endpoints, e.g. http://127.0.0.1:8085/. With an endpoint and no credentials, requests carry no authorization. Default: Google's API.",
+      ),
     /** Tab names. Default `users`, `sessions`, `events`. */
-    tabs: z.strictObject({ users: tabName.optional(), sessions: tabName.optional(), events: tabName.optional() }).optional(),
+    tabs: z
+      .strictObject({
+        users: tabName.optional().describe('Tab of users, one row per _uid. Default: users.'),
+        sessions: tabName.optional().describe('Tab of sessions, one row per _sid. Default: sessions.'),
+        events: tabName.optional().describe('Tab of events; with monthly rollover, _YYYY_MM is appended (events_2026_11). Default: events.'),
+      })
+      .optional()
+      .describe(
+        'Tab names, e.g. {"users": "users", "sessions": "sessions", "events": "events"}; each is optional (up to 90 characters) and the three must differ. Default: users, sessions, events.',
+      ),
     /**
      * `monthly`: events go to one tab per month of `_received_at` (UTC), `events_2026_11`, so old
      * months can be archived or deleted to make room. `none`: one `events` tab. Default `monthly`.
      */
-    rollover: z.enum(['monthly', 'none']).optional(),
+    rollover: z
+      .enum(['monthly', 'none'])
+      .optional()
+      .describe(
+        'monthly: events go to one tab per UTC month of _received_at (events_2026_11), so old months can be archived or deleted to make room. none: a single events tab. Default: monthly.',
+      ),
     /** Write requests per minute this destination allows itself (Google: 60 per user, 300 per project). Default 60. */
-    writeRequestsPerMinute: z.number().int().min(1).max(300).optional(),
+    writeRequestsPerMinute: z
+      .number()
+      .int()
+      .min(1)
+      .max(300)
+      .optional()
+      .describe(
+        'Sheets API write requests per minute allowed per credential, shared by the destinations of a process. Google allows 60 per user and 300 per project; processes sharing a service account should split them. Default: 60.',
+      ),
     /** Read requests per minute (Google: 60 per user, 300 per project). Default 60. */
-    readRequestsPerMinute: z.number().int().min(1).max(300).optional(),
+    readRequestsPerMinute: z
+      .number()
+      .int()
+      .min(1)
+      .max(300)
+      .optional()
+      .describe(
+        'Sheets API read requests per minute allowed per credential, shared by the destinations of a process. Google allows 60 per user and 300 per project. Default: 60.',
+      ),
     /** Delivery pauses before a write would take the spreadsheet past this many cells (Google's limit: 10 000 000). Default 9 500 000. */
-    maxCells: z.number().int().min(100).max(10_000_000).optional(),
+    maxCells: z
+      .number()
+      .int()
+      .min(100)
+      .max(10_000_000)
+      .optional()
+      .describe(
+        "Delivery pauses (records stay queued) before a write would take the spreadsheet past this many cells, empty cells of every tab included. Google's limit: 10000000. Default: 9500000.",
+      ),
     /** A request without an answer after this long is abandoned and retried by the delivery loop. Default 60 000 ms. */
-    requestTimeoutMs: z.number().int().min(100).max(600_000).optional(),
+    requestTimeoutMs: z
+      .number()
+      .int()
+      .min(100)
+      .max(600_000)
+      .optional()
+      .describe('Milliseconds to wait for an answer from Google before a request is abandoned and retried. Default: 60000 (60 s).'),
   })
   .superRefine((s, ctx) => {
     if (!s.spreadsheetId === !s.createSpreadsheet) {
@@ -65,6 +130,10 @@ export const GoogleSheetsSettingsSchema = z
     if (new Set([t.users, t.sessions, t.events].map((n) => n.toLowerCase())).size < 3) {
       ctx.addIssue({ code: 'custom', path: ['tabs'], message: 'the users, sessions and events tabs need three different names' });
     }
+  })
+  .meta({
+    title: 'Google Sheets',
+    description: 'Users, sessions and events written to tabs of a Google spreadsheet. Set either spreadsheetId or createSpreadsheet.',
   });
 
 function tabNames(s: { tabs?: { users?: string; sessions?: string; events?: string } | undefined }) {

@@ -8,24 +8,42 @@ const relativePath = z
   .refine((p) => !path.normalize(p).split(/[\\/]/).includes('..'), 'path must stay inside the data directory');
 
 /** Settings of a `local` destination. Every field is optional. */
-export const LocalSettingsSchema = z.strictObject({
-  /**
-   * The DuckDB file, relative to the data directory (`DATA_DIR`).
-   * Default `warehouse/<trackerId>.duckdb`.
-   */
-  path: relativePath.optional(),
-  /**
-   * The writer keeps the file open (and locked) while batches keep coming, and closes it after
-   * this long without a write, so that other processes (`tributary query`, the DuckDB CLI) can open
-   * it. Default 1000 ms.
-   */
-  releaseAfterIdleMs: z.number().int().min(0).max(600_000).optional(),
-  /**
-   * Most property columns per table. Properties beyond it are kept in `_properties` only, so a
-   * client sending ever-new property names cannot grow a table without bound. Default 1000.
-   */
-  maxColumns: z.number().int().min(0).max(10_000).optional(),
-});
+export const LocalSettingsSchema = z
+  .strictObject({
+    /**
+     * The DuckDB file, relative to the data directory (`DATA_DIR`).
+     * Default `warehouse/<trackerId>.duckdb`.
+     */
+    path: relativePath
+      .optional()
+      .describe('DuckDB file, relative to the data directory (DATA_DIR) and inside it. Default: warehouse/<tracker>.duckdb. Example: warehouse/shop.duckdb.'),
+    /**
+     * The writer keeps the file open (and locked) while batches keep coming, and closes it after
+     * this long without a write, so that other processes (`tributary query`, the DuckDB CLI) can open
+     * it. Default 1000 ms.
+     */
+    releaseAfterIdleMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(600_000)
+      .optional()
+      .describe(
+        'Milliseconds without a write after which the writer closes and unlocks the file, so that tributary query or the DuckDB CLI can open it. Default: 1000 (1 s).',
+      ),
+    /**
+     * Most property columns per table. Properties beyond it are kept in `_properties` only, so a
+     * client sending ever-new property names cannot grow a table without bound. Default 1000.
+     */
+    maxColumns: z
+      .number()
+      .int()
+      .min(0)
+      .max(10_000)
+      .optional()
+      .describe('Most property columns per table; further properties are kept only in the _properties JSON column. Default: 1000.'),
+  })
+  .meta({ title: 'Local warehouse', description: 'An embedded DuckDB database per tracker, under the data directory. Every setting is optional.' });
 
 export type LocalSettings = z.infer<typeof LocalSettingsSchema>;
 
