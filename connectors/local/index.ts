@@ -5,7 +5,7 @@ import { prepareDirectory, Warehouse } from './database';
 import { toConnectorError } from './duckdb-errors';
 import { writeBatch } from './write-batch';
 
-export { exportWarehouse, queryWarehouse, type ExportedFile, type ExportFormat, type QueryResult, type ReadOptions } from './query';
+export { exportWarehouse, queryWarehouse, WarehouseMissingError, type ExportedFile, type ExportFormat, type QueryOptions, type QueryResult, type ReadOptions } from './query';
 export { LocalSettingsSchema, warehouseFile, type LocalSettings } from './config';
 
 /**

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection, type Json } from '@duckdb/node-api';
 import { RetryableError } from '../errors';
 import { Warehouse } from './database';
-import { isLockError } from './duckdb-errors';
+import { errorMessage, isLockError } from './duckdb-errors';
 import { withFileMutex } from './file-mutex';
 import { announceReader } from './reader-handoff';
 import { quoteLiteral } from './sql';
@@ -14,11 +14,31 @@ export interface ReadOptions {
   lockTimeoutMs?: number;
 }
 
+export interface QueryOptions extends ReadOptions {
+  /** Rows read at most; the rest of the result is never materialized. Default: all. */
+  maxRows?: number;
+}
+
 export interface QueryResult {
   columns: string[];
   /** Values in JSON form: 64-bit integers and timestamps as strings, JSON columns as their text. */
   rows: Json[][];
+  /** More rows than `maxRows` exist. */
+  truncated: boolean;
 }
+
+/** There is no warehouse file yet: nothing has been delivered to it. */
+export class WarehouseMissingError extends Error {
+  override name = 'WarehouseMissingError';
+}
+
+type DuckDBOptions = Record<string, string>;
+
+/**
+ * A query may be anyone's text (the console sends it over HTTP): it reads this file and nothing
+ * else. No COPY … TO, read_text() or ATTACH of other files, and the setting cannot be turned back on.
+ */
+const SANDBOXED: DuckDBOptions = { enable_external_access: 'false', lock_configuration: 'true' };
 
 export type ExportFormat = 'parquet' | 'csv';
 
@@ -28,11 +48,11 @@ export interface ExportedFile {
   rows: number;
 }
 
-async function openReadOnly(file: string, lockTimeoutMs: number): Promise<DuckDBInstance> {
+async function openReadOnly(file: string, lockTimeoutMs: number, extra: DuckDBOptions): Promise<DuckDBInstance> {
   const deadline = Date.now() + lockTimeoutMs;
   for (;;) {
     try {
-      return await DuckDBInstance.create(file, { access_mode: 'READ_ONLY' });
+      return await DuckDBInstance.create(file, { access_mode: 'READ_ONLY', ...extra });
     } catch (err) {
       if (!isLockError(err) || Date.now() >= deadline) {
         if (!isLockError(err)) throw err;
@@ -47,18 +67,18 @@ async function openReadOnly(file: string, lockTimeoutMs: number): Promise<DuckDB
  * Opens the warehouse read-only for `fn`. A writer in this process is closed first; one in another
  * process is asked to let go (reader-handoff.ts) and waited for.
  */
-async function withReadOnly<T>(file: string, opts: ReadOptions, fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
+async function withReadOnly<T>(file: string, opts: ReadOptions, extra: DuckDBOptions, fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
   const target = path.resolve(file);
   const exists = await stat(target).then(
     (s) => s.isFile(),
     () => false,
   );
-  if (!exists) throw new Error(`no local warehouse at ${target}: nothing has been delivered to it yet`);
+  if (!exists) throw new WarehouseMissingError(`no local warehouse at ${target}: nothing has been delivered to it yet`);
   return withFileMutex(target, async () => {
     await Warehouse.closeIfOpen(target);
     const withdraw = await announceReader(target);
     try {
-      const instance = await openReadOnly(target, opts.lockTimeoutMs ?? 10_000);
+      const instance = await openReadOnly(target, opts.lockTimeoutMs ?? 10_000, extra);
       const conn = await instance.connect().catch((err: unknown) => {
         instance.closeSync();
         throw err;
@@ -75,11 +95,20 @@ async function withReadOnly<T>(file: string, opts: ReadOptions, fn: (conn: DuckD
   });
 }
 
-/** Runs SQL against a warehouse file opened read-only (statements that write are refused). */
-export async function queryWarehouse(file: string, sql: string, opts: ReadOptions = {}): Promise<QueryResult> {
-  return withReadOnly(file, opts, async (conn) => {
-    const reader = await conn.runAndReadAll(sql);
-    return { columns: reader.columnNames(), rows: reader.getRowsJson() };
+/** Runs SQL against a warehouse file opened read-only and sandboxed (statements that write are refused). */
+export async function queryWarehouse(file: string, sql: string, opts: QueryOptions = {}): Promise<QueryResult> {
+  return withReadOnly(file, opts, SANDBOXED, async (conn) => {
+    if (opts.maxRows === undefined) {
+      const reader = await conn.runAndReadAll(sql);
+      return { columns: reader.columnNames(), rows: reader.getRowsJson(), truncated: false };
+    }
+    // Streamed: a huge result costs one extra chunk, not its whole size in memory.
+    const reader = await conn.streamAndReadUntil(sql, opts.maxRows + 1).catch((err: unknown) => {
+      // Streaming prepares the statements first and says so; the reader wants DuckDB's own words.
+      throw new Error(errorMessage(err).replace(/^Failed to extract statements: /, ''));
+    });
+    const rows = reader.getRowsJson();
+    return { columns: reader.columnNames(), rows: rows.slice(0, opts.maxRows), truncated: rows.length > opts.maxRows };
   });
 }
 
@@ -87,7 +116,8 @@ export async function queryWarehouse(file: string, sql: string, opts: ReadOption
 export async function exportWarehouse(file: string, format: ExportFormat, outDir: string, opts: ReadOptions = {}): Promise<ExportedFile[]> {
   const dir = path.resolve(outDir);
   await mkdir(dir, { recursive: true });
-  return withReadOnly(file, opts, async (conn) => {
+  // Exporting writes files by design, so this one is not sandboxed; only the CLI offers it.
+  return withReadOnly(file, opts, {}, async (conn) => {
     const exported: ExportedFile[] = [];
     for (const table of Object.values(TABLE)) {
       const target = path.join(dir, `${table}.${format}`);

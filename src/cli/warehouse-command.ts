@@ -43,7 +43,7 @@ export function registerWarehouseCommands(program: Command): void {
     .action((trackerId: string, sql: string, opts: QueryOptions) =>
       withContext(async ({ admin }) => {
         const result = await admin.query(trackerId, sql, opts.destination);
-        print(opts.json ? toJson(result, 2) : renderResultTable(result));
+        print(opts.json ? toJson({ columns: result.columns, rows: result.rows }, 2) : renderResultTable(result));
       }),
     );
 

@@ -1,12 +1,14 @@
 import type { Redis } from 'ioredis';
-import { exportWarehouse, LocalSettingsSchema, queryWarehouse, warehouseFile, type ExportedFile, type ExportFormat, type QueryResult } from '../../connectors/local';
+import { RetryableError } from '../../connectors/errors';
+import { exportWarehouse, LocalSettingsSchema, queryWarehouse, WarehouseMissingError, warehouseFile, type ExportedFile, type ExportFormat, type QueryResult } from '../../connectors/local';
+import { errorMessage } from '../../connectors/local/duckdb-errors';
 import { DeadLetterStore } from '../../jobs/dead-letters';
 import { DestinationStatusStore, type DestinationStatus } from '../../jobs/destination-status';
 import { deliveryKeys } from '../../jobs/keys';
 import type { DestinationService } from './destinations';
 import { describeIssues, type Destination } from './types';
 
-export type DeliveryAdminErrorCode = 'NO_LOCAL_DESTINATION' | 'SEVERAL_LOCAL_DESTINATIONS' | 'NOT_LOCAL' | 'INVALID_SETTINGS' | 'WAREHOUSE_FAILED';
+export type DeliveryAdminErrorCode = 'NO_LOCAL_DESTINATION' | 'SEVERAL_LOCAL_DESTINATIONS' | 'NOT_LOCAL' | 'INVALID_SETTINGS' | 'NO_WAREHOUSE_YET' | 'WAREHOUSE_BUSY' | 'WAREHOUSE_FAILED';
 
 /** A refusal the caller can show as-is (DuckDB's SQL errors keep their `LINE 1: …` pointer lines). */
 export class DeliveryAdminError extends Error {
@@ -49,9 +51,10 @@ export class DeliveryAdmin {
     return { destination, store: new DeadLetterStore(this.deps.redis, deliveryKeys(this.deps.redisPrefix, { trackerId, destinationId })) };
   }
 
-  async query(trackerId: string, sql: string, destinationId?: string): Promise<QueryResult> {
+  /** `maxRows` caps what is read (the console shows a screenful); the CLI reads everything. */
+  async query(trackerId: string, sql: string, destinationId?: string, maxRows?: number): Promise<QueryResult> {
     const file = await this.warehouseFile(trackerId, destinationId);
-    return this.onWarehouse(() => queryWarehouse(file, sql));
+    return this.onWarehouse(() => queryWarehouse(file, sql, { maxRows }));
   }
 
   async export(trackerId: string, format: ExportFormat, outDir: string, destinationId?: string): Promise<ExportedFile[]> {
@@ -80,7 +83,9 @@ export class DeliveryAdmin {
     try {
       return await fn();
     } catch (err) {
-      throw new DeliveryAdminError('WAREHOUSE_FAILED', err instanceof Error ? err.message : String(err));
+      // DuckDB's errors may come from another realm (jest), where `instanceof Error` fails.
+      const code = err instanceof WarehouseMissingError ? 'NO_WAREHOUSE_YET' : err instanceof RetryableError ? 'WAREHOUSE_BUSY' : 'WAREHOUSE_FAILED';
+      throw new DeliveryAdminError(code, errorMessage(err));
     }
   }
 

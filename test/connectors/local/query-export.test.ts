@@ -21,7 +21,7 @@ describe('local warehouse: query and export helpers', () => {
 
   it('returns column names and rows in JSON form', async () => {
     const result = await queryWarehouse(fx.file, `SELECT _event, count(*) AS n, max(page) AS last FROM events GROUP BY ALL`);
-    expect(result).toEqual({ columns: ['_event', 'n', 'last'], rows: [['view', '2', '/b']] });
+    expect(result).toEqual({ columns: ['_event', 'n', 'last'], rows: [['view', '2', '/b']], truncated: false });
   });
 
   it('opens the file read-only', async () => {
@@ -63,7 +63,7 @@ describe('local warehouse: query and export helpers', () => {
     try {
       await held.write([event('view', { page: '/x' })]);
       const { stdout } = await run(process.execPath, ['--import', 'tsx', path.join(__dirname, 'fixtures/query-child.ts'), held.file, 'SELECT page FROM events'], { cwd: repoRoot });
-      expect(JSON.parse(stdout)).toEqual({ columns: ['page'], rows: [['/x']] });
+      expect(JSON.parse(stdout)).toEqual({ columns: ['page'], rows: [['/x']], truncated: false });
       expect(allOk(await held.write([event('view', { page: '/y' })]))).toBe(true);
     } finally {
       await held.cleanup();
