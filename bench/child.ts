@@ -24,12 +24,17 @@ export function buildChildren(): void {
   }
 }
 
+/** Where buildChildren put the JavaScript of `file` (a path from the repository root, e.g. `src/server.ts`). */
+export function compiledPath(file: string): string {
+  return path.join(CHILDREN_OUT, file.replace(/\.ts$/, '.js'));
+}
+
 /**
  * Runs a compiled module of bench/ in its own process with an IPC channel, so a server and the
  * load generator never share an event loop. `nodeArgs` go to that node (e.g. `--cpu-prof`).
  */
 export function forkChild(file: string, env: Record<string, string> = {}, nodeArgs: string[] = []): ChildProcess {
-  return fork(path.join(CHILDREN_OUT, 'bench', file.replace(/\.ts$/, '.js')), [], {
+  return fork(compiledPath(path.join('bench', file)), [], {
     execArgv: nodeArgs,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

@@ -1,13 +1,14 @@
-import cluster, { type Worker } from 'node:cluster';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { Redis } from 'ioredis';
-import { loadConfig } from '../src/config';
-import { createLogger } from '../src/logger';
-import { createApiRuntime } from '../src/runtime';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Redis } from 'ioredis';
+import { freePort } from '../src/embedded-redis';
 import { TrackerStore } from '../src/trackers/store';
 import { TrackerSchema } from '../src/trackers/types';
-import { failToParent, tellParent, type Message } from './child';
+import { compiledPath, stopChild } from './child';
 
 /** A tracker the benchmark creates in the store before the load starts. */
 export interface BenchTracker {
@@ -15,103 +16,129 @@ export interface BenchTracker {
   token: string;
 }
 
-interface Stats {
-  active: number;
-  /** 2xx answers per tracker id. */
-  accepted: Record<string, number>;
+/** What the server's aggregated /metrics says about POST /v3/event. */
+export interface ServerCounts {
+  /** 202 answers. */
+  answered: number;
+  /** Records stored and answered (tributary_records_accepted_total, kind event). */
+  records: number;
 }
 
-const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
-const trackers = JSON.parse(process.env.BENCH_TRACKERS ?? '[]') as BenchTracker[];
-const workers = Number(process.env.BENCH_WORKERS ?? '1');
-const config = loadConfig({ LOG_LEVEL: 'warn', ...process.env, REDIS_PREFIX: process.env.BENCH_PREFIX!, HOST: '127.0.0.1', PORT: '0' });
+export interface TributaryServer {
+  port: number;
+  /** The primary (with API_PROCESSES > 1) and every API process: their CPU is the server's. */
+  pids: number[];
+  counts: () => Promise<ServerCounts>;
+  /** Counts once no request is under way any more (two equal readings 250 ms apart). */
+  idleCounts: () => Promise<ServerCounts>;
+  /** SIGTERM, as a deployment stops it; resolves with the exit code. */
+  stop: () => Promise<number | null>;
+}
 
-async function createTrackers(store: TrackerStore): Promise<void> {
-  for (const t of trackers) {
-    const created = await store.create(TrackerSchema.parse({ id: t.id, name: `Benchmark ${t.id}`, tokens: [{ token: t.token }] }));
-    if (!created) throw new Error(`tracker ${t.id} exists already under ${config.redisPrefix}`);
+function get(port: number, urlPath: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    // A connection of its own: node:cluster hands each new connection to the next API process.
+    const req = request({ host: '127.0.0.1', port, path: urlPath, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+function metric(text: string, line: string): number {
+  const found = text.split('\n').find((l) => l.startsWith(`${line} `));
+  return found === undefined ? 0 : Number(found.slice(line.length + 1));
+}
+
+async function poll<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
   }
 }
 
 /**
- * Tributary's real HTTP edge, built by createApiRuntime as server.ts builds it, on a free port of
- * 127.0.0.1 and under the benchmark's own Redis prefix. It counts the 2xx answers it gave per
- * token, so the benchmark can check them against the records found in Redis. `send` reaches
- * the benchmark, or the cluster primary when several processes serve the port.
+ * Tributary as a deployment runs it: `node src/server.js api` (compiled by buildChildren) with
+ * API_PROCESSES processes, on a free port of 127.0.0.1, under the benchmark's Redis prefix, with
+ * the benchmark's trackers created first. The 2xx answers and stored records are read from its
+ * /metrics, which sums every API process.
  */
-async function serve(send: (msg: Message) => void, onMessage: (handler: (msg: Message) => void) => void, withTrackers: boolean): Promise<void> {
-  const runtime = createApiRuntime(config, redisUrl, createLogger(config.logLevel));
-  await runtime.queue.waitUntilReady();
-  if (withTrackers) await createTrackers(runtime.store);
-
-  const handle = runtime.app.callback();
-  const accepted = new Map<string, number>();
-  let active = 0;
-  const server = createServer((req, res) => {
-    active++;
-    // Koa's handler settles once the status is decided and the answer written (or the socket gone).
-    void handle(req, res).finally(() => {
-      active--;
-      if (res.statusCode >= 200 && res.statusCode < 300) {
-        const key = req.headers.authorization ?? '';
-        accepted.set(key, (accepted.get(key) ?? 0) + 1);
+export async function startTributary(options: { redis: Redis; redisUrl: string; prefix: string; trackers: BenchTracker[]; processes: number; nodeArgs: string[] }): Promise<TributaryServer> {
+  const store = new TrackerStore(options.redis, options.prefix);
+  for (const t of options.trackers) {
+    const created = await store.create(TrackerSchema.parse({ id: t.id, name: `Benchmark ${t.id}`, tokens: [{ token: t.token }] }));
+    if (!created) throw new Error(`tracker ${t.id} exists already under ${options.prefix}`);
+  }
+  const port = await freePort();
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'bench-ingest-'));
+  const child: ChildProcess = spawn(process.execPath, [...options.nodeArgs, compiledPath('src/server.ts'), 'api'], {
+    env: {
+      ...process.env,
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+      REDIS_URL: options.redisUrl,
+      REDIS_PREFIX: options.prefix,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      API_PROCESSES: String(options.processes),
+      DATA_DIR: dataDir,
+      ADMIN_TOKEN: `adm_${randomBytes(24).toString('base64url')}`,
+      TRIBUTARY_CONFIG: '',
+      PUBLIC_URL: '',
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const cleanup = () => rmSync(dataDir, { recursive: true, force: true });
+  try {
+    const pids = await poll(`${options.processes} API processes answering /healthz`, async () => {
+      if (child.exitCode !== null) throw new Error('the server exited');
+      const seen = new Set<number>();
+      for (let i = 0; i < options.processes * 2; i++) {
+        const res = await get(port, '/healthz');
+        if (res.status === 200) seen.add((JSON.parse(res.body) as { pid: number }).pid);
       }
+      return seen.size === options.processes ? [...seen] : undefined;
     });
-  });
-  server.keepAliveTimeout = 65_000;
-
-  onMessage((msg) => {
-    if (msg.type === 'stats') {
-      const stats: Stats = { active, accepted: Object.fromEntries(trackers.map((t) => [t.id, accepted.get(`Tracker ${t.token}`) ?? 0])) };
-      send({ type: 'stats', ...stats });
-    } else if (msg.type === 'stop') {
-      server.close();
-      server.closeAllConnections();
-      void runtime.close().then(() => process.exit(0), failToParent);
-    }
-  });
-  server.on('error', failToParent);
-  server.listen(0, '127.0.0.1', () => send({ type: 'listening', port: (server.address() as AddressInfo).port, pid: process.pid }));
-}
-
-function ask(worker: Worker, msg: Message, type: string): Promise<Message> {
-  return new Promise((resolve) => {
-    const onMessage = (reply: Message) => {
-      if (reply.type !== type) return;
-      worker.off('message', onMessage);
-      resolve(reply);
+    if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode})`);
+    const counts = async (): Promise<ServerCounts> => {
+      const res = await get(port, '/metrics');
+      if (res.status !== 200) throw new Error(`/metrics answered ${res.status}: ${res.body}`);
+      return {
+        answered: metric(res.body, 'tributary_http_requests_total{endpoint="/v3/event",method="POST",status="202"}'),
+        records: metric(res.body, 'tributary_records_accepted_total{kind="event"}'),
+      };
     };
-    worker.on('message', onMessage);
-    worker.send(msg);
-  });
-}
-
-/** Several processes on one port (node:cluster), each with its own runtime, as a deployment could run them. */
-async function primary(): Promise<void> {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-  await createTrackers(new TrackerStore(redis, config.redisPrefix));
-  redis.disconnect();
-  const pool = Array.from({ length: workers }, () => cluster.fork());
-  const ready = await Promise.all(pool.map((w) => new Promise<Message>((resolve) => w.once('message', resolve))));
-  for (const r of ready) if (r.type !== 'listening') throw new Error(`a worker failed to start: ${String(r.message)}`);
-  process.on('message', (msg: Message) => {
-    if (msg.type === 'stats') {
-      void Promise.all(pool.map((w) => ask(w, msg, 'stats'))).then((all) => {
-        const total: Stats = { active: 0, accepted: {} };
-        for (const s of all as unknown as Stats[]) {
-          total.active += s.active;
-          for (const [id, n] of Object.entries(s.accepted)) total.accepted[id] = (total.accepted[id] ?? 0) + n;
+    return {
+      port,
+      pids: options.processes > 1 ? [child.pid!, ...pids] : pids,
+      counts,
+      idleCounts: async () => {
+        let last = await counts();
+        for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {
+          await new Promise((r) => setTimeout(r, 250));
+          const now = await counts();
+          if (now.answered === last.answered && now.records === last.records) return now;
+          last = now;
         }
-        tellParent({ type: 'stats', ...total });
-      });
-    } else if (msg.type === 'stop') {
-      for (const w of pool) w.send(msg);
-      void Promise.all(pool.map((w) => new Promise((resolve) => w.once('exit', resolve)))).then(() => process.exit(0));
-    }
-  });
-  tellParent({ type: 'listening', port: ready[0]!.port, pids: [process.pid, ...ready.map((r) => r.pid)] });
+        throw new Error('the server did not become idle within 30 s');
+      },
+      stop: async () => {
+        if (child.exitCode === null) child.kill('SIGTERM');
+        await stopChild(child);
+        cleanup();
+        return exited;
+      },
+    };
+  } catch (err) {
+    child.kill('SIGKILL');
+    cleanup();
+    throw err;
+  }
 }
-
-const onParentMessage = (handler: (msg: Message) => void) => process.on('message', handler);
-const main = workers <= 1 ? serve(tellParent, onParentMessage, true) : cluster.isPrimary ? primary() : serve((msg) => process.send?.(msg), onParentMessage, false);
-main.catch(failToParent);

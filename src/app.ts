@@ -1,11 +1,13 @@
 import cors from '@koa/cors';
 import Koa from 'koa';
 import type { AdminDeps } from './admin/deps';
+import { createConsoleRouter } from './admin/console-assets';
 import { createAdminRouter } from './admin/router';
 import type { Config } from './config';
 import { createErrorHandler, ERROR_HEADER } from './http/error-handler';
 import { createOpsRouter } from './http/ops-routes';
 import { createV3Router } from './http/v3-routes';
+import type { LiveFeed } from './live/live-feed';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
 import type { IngestWriter } from './queue/ingest-writer';
@@ -20,14 +22,18 @@ export interface AppDeps {
   writer: IngestWriter;
   rateLimiter: RateLimiter;
   pingRedis: () => Promise<void>;
+  /** What /metrics serves; default this process's registry (see src/http/ops-routes.ts). */
+  hostMetrics?: () => Promise<string>;
   /** Services of the admin API; without them `/admin/api` answers 404 (worker-less tests, embedders). */
   admin?: AdminDeps;
+  /** Shows v3 requests to the console's live view. */
+  live?: LiveFeed;
 }
 
 /**
  * Builds the Koa application without listening, so tests drive `app.callback()` directly.
- * CORS answers every origin at the HTTP level (preflights carry no token to look a tracker up by);
- * a tracker's own origin list is enforced on the request itself with a 403.
+ * CORS answers every origin at the HTTP level on the tracker paths (preflights carry no token to
+ * look a tracker up by); a tracker's own origin list is enforced on the request itself with a 403.
  */
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: deps.config.trustProxy });
@@ -35,17 +41,19 @@ export function createApp(deps: AppDeps): Koa {
   const v3 = createV3Router(deps);
   const ops = createOpsRouter(deps);
 
+  // Outside the error handler: the live view shows the answer the client got, errors included.
+  if (deps.live) app.use(deps.live.tap());
   app.use(createErrorHandler(deps.logger, deps.metrics));
-  app.use(
-    cors({
-      origin: (ctx) => ctx.get('Origin'),
-      allowMethods: ['GET', 'POST', 'HEAD', 'OPTIONS'],
-      allowHeaders: ['Authorization', 'Content-Type', 'Content-Encoding'],
-      exposeHeaders: [ERROR_HEADER, 'Retry-After'],
-      credentials: true,
-      maxAge: 600,
-    }),
-  );
+  const trackerCors = cors({
+    origin: (ctx) => ctx.get('Origin'),
+    allowMethods: ['GET', 'POST', 'HEAD', 'OPTIONS'],
+    allowHeaders: ['Authorization', 'Content-Type', 'Content-Encoding'],
+    exposeHeaders: [ERROR_HEADER, 'Retry-After'],
+    credentials: true,
+    maxAge: 600,
+  });
+  // The console and its API are same-origin only: no other page may read them with the cookie.
+  app.use((ctx, next) => (ctx.path.startsWith('/admin') ? next() : trackerCors(ctx, next)));
   app.use(v3.routes());
   app.use(v3.allowedMethods());
   app.use(ops.routes());
@@ -54,6 +62,9 @@ export function createApp(deps: AppDeps): Koa {
     const admin = createAdminRouter(deps.admin);
     app.use(admin.routes());
     app.use(admin.allowedMethods());
+    const consolePages = createConsoleRouter();
+    app.use(consolePages.routes());
+    app.use(consolePages.allowedMethods());
   }
   return app;
 }

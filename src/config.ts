@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -15,6 +16,11 @@ const bool = (def: boolean) =>
 const EnvSchema = z.object({
   PORT: int(8080),
   HOST: z.string().default('0.0.0.0'),
+  API_PROCESSES: z
+    .string()
+    .trim()
+    .regex(/^(auto|[1-9][0-9]{0,3})$/i, 'an integer from 1 to 9999, or auto (one per CPU)')
+    .default('1'),
   PUBLIC_URL: z.string().url().optional(),
   REDIS_URL: z.string().url().optional(),
   REDIS_PREFIX: z.string().min(1).default('tributary'),
@@ -68,6 +74,12 @@ export interface Limits {
 export interface Config {
   port: number;
   host: string;
+  /**
+   * Processes serving the HTTP API in roles `all` and `api`: node:cluster children sharing `PORT`,
+   * under a primary that does the once-per-host work (src/cluster.ts). `auto` in the environment:
+   * os.availableParallelism(). Default 1: one process, no cluster.
+   */
+  apiProcesses: number;
   /** Base URL printed in integration views. Default `http://localhost:<PORT>`. */
   publicUrl: string;
   /** Redis to use; unset means the embedded redis-server under `DATA_DIR/redis` (src/embedded-redis.ts). */
@@ -130,6 +142,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   return Object.freeze({
     port: e.PORT,
     host: e.HOST,
+    apiProcesses: e.API_PROCESSES.toLowerCase() === 'auto' ? os.availableParallelism() : Number(e.API_PROCESSES),
     publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
     redisUrl: e.REDIS_URL,
     redisPrefix: e.REDIS_PREFIX,

@@ -21,8 +21,9 @@ export const ERROR_CODES = {
   ERR_MISSING_TOKEN: { status: 401, message: 'No tracker token: send Authorization: Tracker <token>, or _token in the body or query.' },
   ERR_INVALID_TOKEN: { status: 401, message: 'The tracker token is unknown or revoked.' },
   ERR_TOKEN_CONFLICT: { status: 401, message: 'The request carries different tokens in different places.' },
-  ERR_ADMIN_UNAUTHORIZED: { status: 401, message: 'The admin API needs the admin token: Authorization: Bearer <admin token>.' },
+  ERR_ADMIN_UNAUTHORIZED: { status: 401, message: "The admin API needs the admin token: Authorization: Bearer <admin token>, or the console's session cookie." },
   ERR_ORIGIN_NOT_ALLOWED: { status: 403, message: "The request's Origin is not allowed by this tracker." },
+  ERR_ADMIN_CROSS_ORIGIN: { status: 403, message: "A change sent with the console's session cookie came from another origin." },
   ERR_NOT_FOUND: { status: 404, message: 'No such endpoint.' },
   ERR_ADMIN_NOT_FOUND: { status: 404, message: 'No such tracker, token or destination.' },
   ERR_METHOD_NOT_ALLOWED: { status: 405, message: 'This endpoint does not accept that method.' },
@@ -34,6 +35,7 @@ export const ERROR_CODES = {
   ERR_RATE_LIMITED: { status: 429, message: "The tracker's rate limit is exceeded; retry after the number of seconds in Retry-After." },
   ERR_QUEUE_UNAVAILABLE: { status: 503, message: 'The queue is unreachable; nothing was stored. Retry after the number of seconds in Retry-After.' },
   ERR_SHUTTING_DOWN: { status: 503, message: 'The server is shutting down; nothing was stored. Retry shortly.' },
+  ERR_CONSOLE_NOT_BUILT: { status: 503, message: 'The console is not built: run npm run build (npm ci does it).' },
   ERR_INTERNAL: { status: 500, message: 'Internal error.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

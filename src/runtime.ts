@@ -4,6 +4,7 @@ import type Koa from 'koa';
 import type { ConnectorRegistry } from '../connectors/registry';
 import type { AdminDeps } from './admin/deps';
 import { createApp } from './app';
+import { LiveFeed } from './live/live-feed';
 import type { Config } from './config';
 import type { Logger } from './logger';
 import { createMetrics, type Metrics } from './metrics';
@@ -35,12 +36,23 @@ export interface ApiRuntime {
   metrics: Metrics;
   /** The services behind the admin API, when it is on. */
   admin: AdminDeps | undefined;
+  live: LiveFeed;
   /** Flushes pending writes, then closes the queue and Redis. */
   close: () => Promise<void>;
 }
 
-/** Wires the HTTP edge to Redis. Listening is the caller's business (server.ts, or tests). */
-export function createApiRuntime(config: Readonly<Config>, redisUrl: string, logger: Logger, metrics = createMetrics(), adminOptions?: AdminOptions): ApiRuntime {
+/**
+ * Wires the HTTP edge to Redis. Listening is the caller's business (server.ts, or tests).
+ * `hostMetrics`: what /metrics serves, when not this process's registry alone (cluster mode: src/cluster-metrics.ts).
+ */
+export function createApiRuntime(
+  config: Readonly<Config>,
+  redisUrl: string,
+  logger: Logger,
+  metrics = createMetrics(),
+  adminOptions?: AdminOptions,
+  hostMetrics?: () => Promise<string>,
+): ApiRuntime {
   const redis = createRedis(redisUrl, 'producer');
   const queue = new Queue<IngestJobData>(INGEST_QUEUE, { connection: redis, prefix: config.redisPrefix });
   queue.on('error', (err) => logger.debug({ err: err.message }, 'ingest queue connection error'));
@@ -55,18 +67,21 @@ export function createApiRuntime(config: Readonly<Config>, redisUrl: string, log
       metrics.enqueueBatchRecords.observe(records);
     },
   });
-  const admin = adminOptions && createAdminDeps(config, redis, store, logger, adminOptions);
+  const live = new LiveFeed({ redis, redisUrl, redisPrefix: config.redisPrefix, resolver, logger });
+  const admin = adminOptions && createAdminDeps(config, redis, store, logger, adminOptions, live);
   const app = createApp({
     config,
     logger,
     metrics,
     resolver,
     writer,
-    rateLimiter: new RateLimiter(),
+    rateLimiter: new RateLimiter(Date.now, config.apiProcesses),
     pingRedis: async () => {
       await redis.ping();
     },
     admin,
+    live,
+    hostMetrics,
   });
   return {
     app,
@@ -77,7 +92,9 @@ export function createApiRuntime(config: Readonly<Config>, redisUrl: string, log
     writer,
     metrics,
     admin,
+    live,
     close: async () => {
+      await live.close();
       await writer.close();
       await queue.close();
       redis.disconnect();
@@ -86,7 +103,7 @@ export function createApiRuntime(config: Readonly<Config>, redisUrl: string, log
 }
 
 /** The services of the CLI (src/cli/context.ts) over this process's Redis connection and store. */
-function createAdminDeps(config: Readonly<Config>, redis: Redis, store: TrackerStore, logger: Logger, options: AdminOptions): AdminDeps {
+function createAdminDeps(config: Readonly<Config>, redis: Redis, store: TrackerStore, logger: Logger, options: AdminOptions, live: LiveFeed): AdminDeps {
   const destinations = new DestinationService(store, options.registry, config.dataDir, logger);
   return {
     token: options.token,
@@ -94,5 +111,7 @@ function createAdminDeps(config: Readonly<Config>, redis: Redis, store: TrackerS
     trackers: new TrackerService(store),
     destinations,
     delivery: new DeliveryAdmin({ destinations, redis, redisPrefix: config.redisPrefix, dataDir: config.dataDir }),
+    connectors: options.registry,
+    live,
   };
 }

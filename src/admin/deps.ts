@@ -1,14 +1,20 @@
+import type { ConnectorRegistry } from '../../connectors/registry';
+import type { LiveFeed } from '../live/live-feed';
 import type { DeliveryAdmin } from '../trackers/delivery-admin';
 import type { DestinationService } from '../trackers/destinations';
 import type { TrackerService } from '../trackers/service';
 
 /** What the admin API needs: the same services the CLI uses (src/cli/context.ts), and nothing of its own. */
 export interface AdminDeps {
-  /** Compared with `Authorization: Bearer …` on every request. */
+  /** Compared with `Authorization: Bearer …` or the console's cookie on every request. */
   token: string;
   /** Base URL of the integration views. */
   publicUrl: string;
   trackers: TrackerService;
   destinations: DestinationService;
   delivery: DeliveryAdmin;
+  /** The destination types, whose settings schemas the console draws forms from. */
+  connectors: ConnectorRegistry;
+  /** The tracker requests the console shows as they arrive. */
+  live: LiveFeed;
 }

@@ -2,22 +2,35 @@ import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { redactSecrets } from '../trackers/redact';
 import { createAdminAuth } from './auth';
+import { registerConnectorRoutes } from './connector-routes';
 import type { AdminDeps } from './deps';
 import { registerDestinationRoutes } from './destination-routes';
+import { registerLiveRoutes } from './live-routes';
 import { mapServiceErrors } from './service-errors';
+import { registerSessionRoutes } from './session';
 import { registerTrackerRoutes } from './tracker-routes';
+import { registerWarehouseRoutes } from './warehouse-routes';
+
+function isStream(body: unknown): boolean {
+  return typeof (body as { pipe?: unknown }).pipe === 'function';
+}
 
 /** Every admin answer passes here, so no route can forget to hide a destination's inline credentials. */
 const redactBody: Middleware = async (ctx, next) => {
   await next();
-  if (typeof ctx.body === 'object' && ctx.body !== null && !Buffer.isBuffer(ctx.body)) ctx.body = redactSecrets(ctx.body);
+  ctx.set('Cache-Control', 'no-store');
+  if (typeof ctx.body === 'object' && ctx.body !== null && !Buffer.isBuffer(ctx.body) && !isStream(ctx.body)) ctx.body = redactSecrets(ctx.body);
 };
 
 /** The JSON API behind the owner's console, under `/admin/api`; every route needs the admin token. */
 export function createAdminRouter(deps: AdminDeps): Router {
   const router = new Router({ prefix: '/admin/api' });
   router.use(createAdminAuth(deps.token), mapServiceErrors, redactBody);
+  registerSessionRoutes(router, deps.token);
   registerTrackerRoutes(router, deps);
   registerDestinationRoutes(router, deps);
+  registerConnectorRoutes(router, deps);
+  registerLiveRoutes(router, deps);
+  registerWarehouseRoutes(router, deps);
   return router;
 }

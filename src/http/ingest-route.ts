@@ -21,7 +21,7 @@ export interface IngestDeps {
 
 type RecordResult = { id: string } | { error: RecordError };
 
-/** What the route tells the live view about each request; the console subscribes to it later. */
+/** What the route made of a request, for the renderer. */
 export interface IngestOutcome {
   tracker: Tracker;
   accepted: TrackedRecord[];
@@ -99,6 +99,8 @@ export async function ingest(ctx: Context, kind: RecordKind, deps: IngestDeps): 
     const wait = deps.rateLimiter.take(tracker.id, tracker.rateLimit, accepted.length);
     if (wait > 0) throw new ApiError('ERR_RATE_LIMITED', undefined, undefined, { 'Retry-After': String(wait) });
     await deps.writer.write(tracker.id, accepted);
+    // Stored: the live view (src/live) may show them.
+    ctx.state.liveRecords = accepted;
     deps.metrics.recordsAccepted.inc({ kind }, accepted.length);
   }
   return { tracker, accepted, results, batch: payload.batch };

@@ -5,13 +5,21 @@ export interface OpsDeps {
   metrics: Metrics;
   /** Resolves when Redis answers a PING. */
   pingRedis: () => Promise<void>;
+  /**
+   * The exposition text /metrics serves. Default: this process's registry. In cluster mode, the
+   * whole host's: every API process's metrics, summed by the primary (src/cluster-metrics.ts).
+   */
+  hostMetrics?: () => Promise<string>;
 }
 
-/** /healthz: the process is up. /readyz: Redis answers. /metrics: Prometheus text. */
+/**
+ * /healthz: this process is up (with its pid: in cluster mode each API process answers for
+ * itself). /readyz: Redis answers. /metrics: Prometheus text.
+ */
 export function createOpsRouter(deps: OpsDeps): Router {
   const router = new Router();
   router.get('/healthz', (ctx) => {
-    ctx.body = { status: 'ok' };
+    ctx.body = { status: 'ok', pid: process.pid };
   });
   router.get('/readyz', async (ctx) => {
     try {
@@ -23,8 +31,21 @@ export function createOpsRouter(deps: OpsDeps): Router {
     }
   });
   router.get('/metrics', async (ctx) => {
-    ctx.type = deps.metrics.registry.contentType;
-    ctx.body = await deps.metrics.registry.metrics();
+    if (!deps.hostMetrics) {
+      ctx.type = deps.metrics.registry.contentType;
+      ctx.body = await deps.metrics.registry.metrics();
+      return;
+    }
+    try {
+      const text = await deps.hostMetrics();
+      ctx.type = deps.metrics.registry.contentType;
+      ctx.body = text;
+    } catch (err) {
+      // One process's figures would pass for the host's: answer nothing rather than a wrong total.
+      ctx.status = 503;
+      ctx.type = 'text/plain';
+      ctx.body = `host metrics unavailable: ${(err as Error).message}\n`;
+    }
   });
   return router;
 }

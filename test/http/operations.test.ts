@@ -22,7 +22,7 @@ test('/metrics counts requests by endpoint and status, accepted records and enqu
 });
 
 test('/healthz is up and /readyz sees Redis', async () => {
-  expect((await api.http.get('/healthz')).body).toEqual({ status: 'ok' });
+  expect((await api.http.get('/healthz')).body).toEqual({ status: 'ok', pid: process.pid });
   expect((await api.http.get('/readyz')).body).toMatchObject({ status: 'ready' });
 });
 

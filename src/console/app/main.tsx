@@ -1,3 +1,4 @@
 import { render } from 'preact';
+import { App } from './app.js';
 
-render(<p>Tributary console</p>, document.getElementById('app')!);
+render(<App />, document.getElementById('app')!);

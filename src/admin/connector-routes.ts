@@ -1,0 +1,23 @@
+import type Router from '@koa/router';
+import { z } from 'zod';
+import type { AdminDeps } from './deps';
+
+/**
+ * The destination types this server knows, each with its settings as JSON Schema: the console
+ * draws its forms from them, so a connector's new setting needs no console change.
+ */
+export function registerConnectorRoutes(router: Router, deps: AdminDeps): void {
+  router.get('/connectors', (ctx) => {
+    const body = {
+      connectors: deps.connectors.types().map((type) => {
+        const connector = deps.connectors.get(type)!;
+        // Refinements and transforms have no JSON Schema form; the server checks them on save anyway.
+        const settingsSchema = z.toJSONSchema(connector.settingsSchema, { io: 'input', unrepresentable: 'any' });
+        return { type, description: connector.description, settingsSchema };
+      }),
+    };
+    // As text: the redaction every admin answer passes would blank the schema of a `credentials` setting.
+    ctx.type = 'application/json';
+    ctx.body = JSON.stringify(body);
+  });
+}

@@ -1,0 +1,127 @@
+import type { ConnectorInfo, DeadLetter, Destination, DestinationView, IntegrationView, QueryResult, RateLimit, TestResult, Tracker } from './types.js';
+
+/** An answer other than 2xx, with the server's error code, message and offending field. */
+export class ApiError extends Error {
+  override name = 'ApiError';
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+  }
+}
+
+type Listener = () => void;
+const unauthorizedListeners = new Set<Listener>();
+
+/** Called whenever the session turns out to be gone (a 401 on any call), so the app can show the login form. */
+export function onUnauthorized(listener: Listener): () => void {
+  unauthorizedListeners.add(listener);
+  return () => unauthorizedListeners.delete(listener);
+}
+
+export function notifyUnauthorized(): void {
+  for (const listener of unauthorizedListeners) listener();
+}
+
+const BASE = '/admin/api';
+
+async function errorOf(res: Response): Promise<ApiError> {
+  let code = `HTTP_${res.status}`;
+  let message = `${res.status} ${res.statusText}`.trim();
+  let field: string | undefined;
+  try {
+    const body = (await res.json()) as { error?: { code?: string; message?: string; field?: string } };
+    if (body.error) {
+      code = body.error.code ?? code;
+      message = body.error.message ?? message;
+      field = body.error.field;
+    }
+  } catch {
+    // Not JSON (a proxy's error page): the status line is all there is.
+  }
+  return new ApiError(res.status, code, message, field);
+}
+
+async function call<T>(method: string, path: string, body?: unknown, { quiet401 = false } = {}): Promise<T> {
+  const init: RequestInit = { method, credentials: 'same-origin', headers: { Accept: 'application/json' } };
+  if (body !== undefined) {
+    init.headers = { ...init.headers, 'Content-Type': 'application/json' };
+    init.body = JSON.stringify(body);
+  }
+  let res: Response;
+  try {
+    res = await fetch(BASE + path, init);
+  } catch (err) {
+    throw new ApiError(0, 'ERR_NETWORK', `The server could not be reached (${(err as Error).message}).`);
+  }
+  if (!res.ok) {
+    const error = await errorOf(res);
+    if (res.status === 401 && !quiet401) notifyUnauthorized();
+    throw error;
+  }
+  if (res.status === 204) return undefined as T;
+  return (await res.json()) as T;
+}
+
+const seg = encodeURIComponent;
+const tracker = (id: string) => `/trackers/${seg(id)}`;
+const destination = (id: string, dest: string) => `${tracker(id)}/destinations/${seg(dest)}`;
+
+export interface TrackerInput {
+  name?: string;
+  id?: string;
+  timeZone?: string;
+  corsOrigins?: string[];
+  rateLimit?: RateLimit | null;
+  captureContext?: boolean;
+}
+
+export const api = {
+  session: {
+    /** True when the cookie is valid; a 401 here is an answer, not an event. */
+    async check(): Promise<boolean> {
+      try {
+        await call('GET', '/session', undefined, { quiet401: true });
+        return true;
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 401) return false;
+        throw err;
+      }
+    },
+    login: (token: string) => call<void>('POST', '/session', { token }, { quiet401: true }),
+    logout: () => call<void>('DELETE', '/session', undefined, { quiet401: true }),
+  },
+  trackers: {
+    list: async () => (await call<{ trackers: Tracker[] }>('GET', '/trackers')).trackers,
+    create: (input: TrackerInput) => call<{ tracker: Tracker; token: string; integration: IntegrationView }>('POST', '/trackers', input),
+    get: (id: string) => call<Tracker>('GET', tracker(id)),
+    update: (id: string, input: TrackerInput) => call<Tracker>('PATCH', tracker(id), input),
+    addToken: (id: string) => call<{ tracker: Tracker; token: string }>('POST', `${tracker(id)}/tokens`),
+    revokeToken: (id: string, token: string) => call<{ tracker: Tracker; alreadyRevoked: boolean }>('DELETE', `${tracker(id)}/tokens/${seg(token)}`),
+    integration: (id: string) => call<IntegrationView>('GET', `${tracker(id)}/integration`),
+    query: (id: string, sql: string, dest?: string) => call<QueryResult>('POST', `${tracker(id)}/query`, dest ? { sql, destination: dest } : { sql }),
+  },
+  connectors: async () => (await call<{ connectors: ConnectorInfo[] }>('GET', '/connectors')).connectors,
+  destinations: {
+    list: async (id: string) => (await call<{ destinations: DestinationView[] }>('GET', `${tracker(id)}/destinations`)).destinations,
+    add: (id: string, input: { type: string; id?: string; settings: Record<string, unknown>; enabled: boolean }) => call<Destination>('POST', `${tracker(id)}/destinations`, input),
+    update: (id: string, dest: string, input: { settings?: Record<string, unknown>; enabled?: boolean }) => call<Destination>('PATCH', destination(id, dest), input),
+    remove: (id: string, dest: string) => call<void>('DELETE', destination(id, dest)),
+    test: (id: string, dest: string) => call<TestResult>('POST', `${destination(id, dest)}/test`),
+    deadLetters: (id: string, dest: string, limit = 100) => call<{ total: number; entries: DeadLetter[] }>('GET', `${destination(id, dest)}/dead-letters?limit=${limit}`),
+    replay: (id: string, dest: string, ids?: string[]) => call<{ replayed: number; destinationEnabled: boolean }>('POST', `${destination(id, dest)}/dead-letters/replay`, ids ? { ids } : {}),
+    discard: (id: string, dest: string, ids?: string[]) => call<{ discarded: number }>('POST', `${destination(id, dest)}/dead-letters/discard`, ids ? { ids } : {}),
+  },
+  /** The URL of a tracker's live feed, for an EventSource (which sends the cookie). */
+  liveUrl: (id: string) => `${BASE}${tracker(id)}/live`,
+};
+
+/** A message fit for an alert, whatever was thrown. */
+export function messageOf(err: unknown): string {
+  if (err instanceof ApiError) return err.message;
+  if (err instanceof Error) return err.message;
+  return String(err);
+}

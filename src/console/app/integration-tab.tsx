@@ -1,0 +1,116 @@
+import { api } from './api.js';
+import { Alert, CopyField, Spinner } from './components.js';
+import { useLoad } from './hooks.js';
+import type { EndpointView, IntegrationView, Tracker } from './types.js';
+import { WebhookBuilder } from './webhook-builder.js';
+
+/** Every way to send data to this tracker, with its token filled in, ready to copy. */
+export function IntegrationTab({ tracker }: { tracker: Tracker }) {
+  const view = useLoad(() => api.trackers.integration(tracker.id), `${tracker.id}:${tracker.tokens.length}`);
+  if (!view.data) return view.error ? <Alert message={view.error} /> : <Spinner />;
+  const v = view.data;
+  const event = v.endpoints.find((e) => e.kind === 'event');
+  return (
+    <>
+      <section class="card" aria-labelledby="connection-heading">
+        <h2 id="connection-heading">Connection</h2>
+        <p class="hint">
+          These examples use the oldest active token. A request carries it in the <code>Authorization</code> header, as <code>_token</code> in a JSON body, or as <code>_token</code> in the query string.
+        </p>
+        <dl class="copy-list">
+          <dt>Base URL</dt>
+          <dd>
+            <CopyField value={v.baseUrl} label="Copy base URL" />
+          </dd>
+          <dt>Token</dt>
+          <dd>
+            <CopyField value={v.token} label="Copy token" />
+          </dd>
+          <dt>Authorization header</dt>
+          <dd>
+            <CopyField value={`Authorization: ${v.authorizationHeader}`} label="Copy Authorization header" />
+          </dd>
+        </dl>
+      </section>
+      {v.endpoints.map((e) => (
+        <Endpoint key={e.kind} endpoint={e} view={v} />
+      ))}
+      {event && <Snippets event={event} view={v} />}
+      <WebhookBuilder baseUrl={v.baseUrl} token={v.token} />
+    </>
+  );
+}
+
+function Endpoint({ endpoint: e, view }: { endpoint: EndpointView; view: IntegrationView }) {
+  const headingId = `endpoint-${e.kind}`;
+  const body = JSON.stringify({ _token: view.token, ...e.sample });
+  const rows: Array<[string, string, string, string]> = [
+    ['POST (token in the header or the body)', e.postUrl, `Copy POST URL for ${e.kind}`, 'post'],
+    ['JSON body with the token', body, `Copy JSON body with token for ${e.kind}`, 'body'],
+    ['GET, one parameter per field (token in the query)', e.getUrl, `Copy GET URL for ${e.kind}`, 'get'],
+    ['GET, base64 JSON in data=', e.dataUrl, `Copy data= URL for ${e.kind}`, 'data'],
+    ['Pixel (1×1 GIF)', e.pixelUrl, `Copy pixel URL for ${e.kind}`, 'pixel'],
+    ['Script (empty JavaScript)', e.scriptUrl, `Copy script URL for ${e.kind}`, 'script'],
+  ];
+  const curl = view.curl.filter((c) => c.kind === e.kind);
+  return (
+    <section class="card" aria-labelledby={headingId}>
+      <h2 id={headingId}>
+        <code>/v3/{e.kind}</code> <span class="muted">{e.kind === 'event' ? 'append an event' : `create or update a ${e.kind}`}</span>
+      </h2>
+      <dl class="copy-list">
+        {rows.map(([title, value, label, testId]) => (
+          <div key={testId} class="copy-item" data-testid={`${e.kind}-${testId}`}>
+            <dt>{title}</dt>
+            <dd>
+              <CopyField value={value} label={label} />
+            </dd>
+          </div>
+        ))}
+      </dl>
+      <details class="curl">
+        <summary>curl examples for /v3/{e.kind}</summary>
+        <dl class="copy-list">
+          {curl.map((c) => (
+            <div key={c.form} class="copy-item">
+              <dt>{c.title}</dt>
+              <dd>
+                <CopyField value={c.command} label={`Copy curl: ${c.title} (${e.kind})`} multiline />
+              </dd>
+            </div>
+          ))}
+        </dl>
+      </details>
+    </section>
+  );
+}
+
+function Snippets({ event, view }: { event: EndpointView; view: IntegrationView }) {
+  const beacon = `navigator.sendBeacon('${event.postUrl}', JSON.stringify({ _token: '${view.token}', _event: 'page_view', page: location.pathname }));`;
+  const script = `<script src="${event.scriptUrl.replace(/&/g, '&amp;')}" async></script>`;
+  return (
+    <section class="card" aria-labelledby="snippets-heading">
+      <h2 id="snippets-heading">Web page snippets</h2>
+      <dl class="copy-list">
+        <dt>
+          <code>&lt;img&gt;</code> pixel (pages and e-mails)
+        </dt>
+        <dd>
+          <CopyField value={view.pixelSnippet} label="Copy img pixel snippet" multiline />
+        </dd>
+        <dt>
+          <code>&lt;script&gt;</code> tag
+        </dt>
+        <dd>
+          <CopyField value={script} label="Copy script tag snippet" multiline />
+        </dd>
+        <dt>
+          <code>navigator.sendBeacon</code> (survives page unload; sent as text/plain, so no CORS preflight)
+        </dt>
+        <dd>
+          <CopyField value={beacon} label="Copy sendBeacon snippet" multiline />
+        </dd>
+      </dl>
+    </section>
+  );
+}

@@ -1,0 +1,34 @@
+import { useEffect, useState } from 'preact/hooks';
+
+export const TABS = ['settings', 'integration', 'destinations', 'health', 'live', 'warehouse'] as const;
+export type Tab = (typeof TABS)[number];
+
+export type Route = { page: 'trackers' } | { page: 'tracker'; trackerId: string; tab: Tab };
+
+/** Hash routes (`#/trackers`, `#/trackers/<id>/<tab>`): the server serves one page and needs no fallback. */
+export function parseHash(hash: string): Route {
+  const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  if (parts[0] === 'trackers' && parts[1]) {
+    const tab = (TABS as readonly string[]).includes(parts[2] ?? '') ? (parts[2] as Tab) : 'settings';
+    return { page: 'tracker', trackerId: parts[1], tab };
+  }
+  return { page: 'trackers' };
+}
+
+export function href(route: Route): string {
+  return route.page === 'trackers' ? '#/trackers' : `#/trackers/${encodeURIComponent(route.trackerId)}/${route.tab}`;
+}
+
+export function navigate(route: Route): void {
+  location.hash = href(route);
+}
+
+export function useRoute(): Route {
+  const [route, setRoute] = useState(() => parseHash(location.hash));
+  useEffect(() => {
+    const update = () => setRoute(parseHash(location.hash));
+    addEventListener('hashchange', update);
+    return () => removeEventListener('hashchange', update);
+  }, []);
+  return route;
+}

@@ -1,0 +1,144 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, messageOf } from './api.js';
+import { Alert, ConfirmButton, CopyButton, CopyField, Status } from './components.js';
+import { useFormErrors } from './form-errors.js';
+import { formatTime, shortToken } from './format.js';
+import { checkValues, inputOf, TrackerFields, trackerFieldKey, valuesOf } from './tracker-form.js';
+import type { Tracker } from './types.js';
+
+export function SettingsTab({ tracker, onChange }: { tracker: Tracker; onChange: (t: Tracker) => void }) {
+  return (
+    <>
+      <TrackerSettings tracker={tracker} onChange={onChange} />
+      <Tokens tracker={tracker} onChange={onChange} />
+    </>
+  );
+}
+
+function TrackerSettings({ tracker, onChange }: { tracker: Tracker; onChange: (t: Tracker) => void }) {
+  const [values, setValues] = useState(() => valuesOf(tracker));
+  const [busy, setBusy] = useState(false);
+  const [status, setStatus] = useState<string | null>(null);
+  const form = useRef<HTMLFormElement>(null);
+  const errors = useFormErrors(form);
+  useEffect(() => setValues(valuesOf(tracker)), [tracker.id]);
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setStatus(null);
+    const local = checkValues(values);
+    if (Object.keys(local).length > 0) return errors.setFields(local);
+    setBusy(true);
+    errors.clear();
+    try {
+      const updated = await api.trackers.update(tracker.id, inputOf(values, false));
+      onChange(updated);
+      setValues(valuesOf(updated));
+      setStatus('Settings saved.');
+    } catch (err) {
+      errors.fail(err, trackerFieldKey);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section class="card" aria-labelledby="settings-heading">
+      <h2 id="settings-heading">Settings</h2>
+      <form ref={form} onSubmit={submit} noValidate>
+        <TrackerFields values={values} onChange={setValues} errors={errors.fields} withId={false} />
+        <Alert message={errors.form} />
+        <div class="actions">
+          <button class="button primary" type="submit" disabled={busy}>
+            {busy ? 'Saving…' : 'Save settings'}
+          </button>
+          <Status message={status} />
+        </div>
+      </form>
+    </section>
+  );
+}
+
+function Tokens({ tracker, onChange }: { tracker: Tracker; onChange: (t: Tracker) => void }) {
+  const [fresh, setFresh] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [status, setStatus] = useState<string | null>(null);
+  const active = tracker.tokens.filter((t) => !t.revokedAt).length;
+
+  const add = async () => {
+    setError(null);
+    try {
+      const { tracker: updated, token } = await api.trackers.addToken(tracker.id);
+      onChange(updated);
+      setFresh(token);
+      setStatus('New token added. The old ones keep working until you revoke them.');
+    } catch (err) {
+      setError(messageOf(err));
+    }
+  };
+
+  const revoke = async (token: string) => {
+    setError(null);
+    try {
+      const { tracker: updated } = await api.trackers.revokeToken(tracker.id, token);
+      onChange(updated);
+      if (fresh === token) setFresh(null);
+      setStatus(`Token ${shortToken(token)} revoked: it stops working within a few seconds.`);
+    } catch (err) {
+      setError(messageOf(err));
+    }
+  };
+
+  return (
+    <section class="card" aria-labelledby="tokens-heading">
+      <h2 id="tokens-heading">Tokens</h2>
+      <p class="hint">To rotate: add a token, move your clients to it, then revoke the old one. A tracker keeps at least one active token.</p>
+      {fresh && (
+        <div class="notice success">
+          <p>New token:</p>
+          <CopyField value={fresh} label="Copy the new token" />
+        </div>
+      )}
+      <div class="table-wrap">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Token</th>
+              <th scope="col">Created</th>
+              <th scope="col">State</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {tracker.tokens.map((t) => (
+              <tr key={t.token} class={t.revokedAt ? 'revoked' : undefined}>
+                <td>
+                  <code>{shortToken(t.token)}</code>
+                </td>
+                <td>{formatTime(t.createdAt)}</td>
+                <td>{t.revokedAt ? <span class="badge muted">revoked {formatTime(t.revokedAt)}</span> : <span class="badge ok">active</span>}</td>
+                <td class="row-actions">
+                  {!t.revokedAt && (
+                    <>
+                      <CopyButton text={t.token} label={`Copy token ${shortToken(t.token)}`} />
+                      <ConfirmButton label="Revoke" ariaLabel={`Revoke token ${shortToken(t.token)}`} confirmLabel={`Revoke ${shortToken(t.token)}`} disabled={active <= 1} onConfirm={() => revoke(t.token)} />
+                    </>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <Alert message={error} />
+      <div class="actions">
+        <button type="button" class="button" onClick={add}>
+          Add a token
+        </button>
+        <Status message={status} />
+      </div>
+    </section>
+  );
+}

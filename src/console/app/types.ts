@@ -1,0 +1,154 @@
+/**
+ * The shapes the admin API answers with, as the browser sees them. They mirror the server's types
+ * (src/trackers/types.ts, src/trackers/integration-view.ts, jobs/destination-status.ts,
+ * jobs/dead-letters.ts) without importing them: the console is compiled on its own, for the browser.
+ */
+
+export type RecordKind = 'user' | 'session' | 'event';
+export const RECORD_KINDS: readonly RecordKind[] = ['user', 'session', 'event'];
+
+export interface TrackerToken {
+  token: string;
+  createdAt: string;
+  revokedAt?: string;
+}
+
+export interface RateLimit {
+  /** Sustained records per second, per API process. */
+  recordsPerSecond: number;
+  /** Records that may arrive at once above the sustained rate; default one second's worth. */
+  burst?: number;
+}
+
+export interface Destination {
+  id: string;
+  type: string;
+  enabled: boolean;
+  settings: Record<string, unknown>;
+}
+
+export interface Tracker {
+  id: string;
+  name: string;
+  tokens: TrackerToken[];
+  timeZone: string;
+  corsOrigins: string[];
+  rateLimit: RateLimit | null;
+  captureContext: boolean;
+  destinations: Destination[];
+  createdAt: string;
+}
+
+export interface EndpointView {
+  kind: RecordKind;
+  postUrl: string;
+  getUrl: string;
+  dataUrl: string;
+  pixelUrl: string;
+  scriptUrl: string;
+  sample: Record<string, string>;
+}
+
+export interface CurlExample {
+  kind: RecordKind;
+  form: string;
+  title: string;
+  command: string;
+}
+
+export interface IntegrationView {
+  trackerId: string;
+  trackerName: string;
+  baseUrl: string;
+  token: string;
+  authorizationHeader: string;
+  endpoints: EndpointView[];
+  curl: CurlExample[];
+  pixelSnippet: string;
+}
+
+export interface DestinationStatus {
+  queued: number;
+  inFlight: number;
+  delivered: number;
+  batches: number;
+  deadLettered: number;
+  lagMs: number;
+  lastDeliveredAt: string | null;
+  lastError: { kind: string; message: string; at: string } | null;
+  paused: string | null;
+  details: Record<string, string | number | boolean | null> | null;
+}
+
+export interface DestinationView extends Destination {
+  status: DestinationStatus;
+}
+
+export interface TestResult {
+  ok: boolean;
+  notes?: string[];
+  error?: { kind: string; message: string };
+}
+
+export interface TrackedRecord {
+  kind: RecordKind;
+  id: string;
+  receivedAt: string;
+  uid?: string;
+  sid?: string;
+  event?: string;
+  eventAt?: string;
+  properties: Record<string, unknown>;
+  context?: { ip?: string; userAgent?: string; referer?: string };
+}
+
+export interface DeadLetter {
+  entryId: string;
+  record: TrackedRecord;
+  error: { kind: string; message: string; status?: number };
+  failedAt: string;
+}
+
+/** A JSON Schema (draft 2020-12) as zod's `z.toJSONSchema` writes it; only the parts the form reads. */
+export interface JsonSchema {
+  type?: string | string[];
+  title?: string;
+  description?: string;
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  enum?: unknown[];
+  const?: unknown;
+  default?: unknown;
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  format?: string;
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+}
+
+export interface ConnectorInfo {
+  type: string;
+  description: string;
+  settingsSchema: JsonSchema;
+}
+
+export interface LiveEntry {
+  at: string;
+  kind: RecordKind | null;
+  request: { method: string; path: string; query: Record<string, string>; contentType: string | null; origin: string | null; userAgent: string | null };
+  response: { status: number; body: unknown; fixed: 'gif' | 'js' | null; errorCode: string | null };
+  /** The stored records, as normalized (at most 100 per entry). */
+  records: TrackedRecord[];
+  /** How many records the request stored; more than `records.length` when the batch was cut. */
+  recordCount?: number;
+}
+
+export interface QueryResult {
+  columns: string[];
+  rows: unknown[][];
+  /** Rows the query produced; the answer carries at most the first 1 000. */
+  rowCount?: number;
+  truncated?: boolean;
+}

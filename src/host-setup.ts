@@ -1,0 +1,34 @@
+import type { ConnectorRegistry } from '../connectors/registry';
+import { ensureAdminToken } from './admin/admin-token';
+import type { Config } from './config';
+import { ensureDemoTracker } from './demo-tracker';
+import type { Logger } from './logger';
+import { loadConfigFile } from './trackers/config-file';
+import { DestinationService } from './trackers/destinations';
+import { TrackerService } from './trackers/service';
+import type { TrackerStore } from './trackers/store';
+
+/**
+ * ADMIN_TOKEN, else the one kept in DATA_DIR, else a new one, printed this once. Once per host:
+ * by the one process, or by the cluster primary, which hands the token to its API processes.
+ */
+export async function resolveAdminToken(config: Readonly<Config>, logger: Logger): Promise<string> {
+  const admin = await ensureAdminToken(config.dataDir, config.adminToken);
+  if (admin.source === 'generated') {
+    logger.info({ file: admin.file }, 'first start: generated the admin token');
+    // Printed this once only; afterwards it is read from the file (mode 0600), never logged.
+    process.stdout.write(`\nAdmin API token (kept in ${admin.file}; shown only now):\n  ${admin.token}\n`);
+  }
+  return admin.token;
+}
+
+/** Once per host, before the API serves: the trackers of TRIBUTARY_CONFIG into Redis, then the demo tracker on a first start. */
+export async function prepareTrackers(store: TrackerStore, config: Readonly<Config>, registry: ConnectorRegistry, logger: Logger): Promise<void> {
+  if (config.configFile) {
+    const trackers = await loadConfigFile(config.configFile);
+    for (const tracker of trackers) await store.save(tracker);
+    logger.info({ count: trackers.length, file: config.configFile }, 'trackers loaded from config file');
+  }
+  const destinations = new DestinationService(store, registry, config.dataDir, logger);
+  await ensureDemoTracker(new TrackerService(store), destinations, config.publicUrl, logger, (text) => process.stdout.write(text));
+}
