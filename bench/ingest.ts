@@ -12,9 +12,10 @@ import { startTributary, type BenchTracker, type ServerCounts } from './tributar
 
 /**
  * `npm run bench:ingest [-- --duration 10 --warmup 3 --connections 50 --batch-size 100
- *  --processes 1,2 --only baseline,single,batch --cpu-prof DIR]`, or the `BENCH_*` variables below.
+ *  --processes 1,2 --only baseline,floor,single,batch --cpu-prof DIR]`, or the `BENCH_*` variables below.
  *
- * In one run: a bare node:http server that parses JSON and answers 204, then Tributary's real
+ * In one run: a bare node:http server that parses JSON and answers 204; the floor of the fixed
+ * shape (Koa and @koa/router answering the contract's 202, doing nothing else); then Tributary's real
  * server (`src/server.ts api`) once per API_PROCESSES value, each loaded by autocannon in a
  * process of its own with ~300-byte events, then with arrays of events. Afterwards every 2xx is
  * checked against the records found in the BullMQ queue, and the benchmark's Redis prefix is
@@ -56,8 +57,8 @@ const settings = {
   batchSize: setting(args['batch-size'], 'BENCH_BATCH_SIZE', 100),
   /** The API_PROCESSES values to measure, one server each, in order. Default 1,2. */
   processes: processCounts(args.processes ?? process.env.BENCH_PROCESSES ?? '1,2'),
-  /** Comma-separated subset of baseline,single,batch. Default all three. */
-  only: new Set((args.only ?? process.env.BENCH_ONLY ?? 'baseline,single,batch').split(',')),
+  /** Comma-separated subset of baseline,floor,single,batch. Default all four. */
+  only: new Set((args.only ?? process.env.BENCH_ONLY ?? 'baseline,floor,single,batch').split(',')),
   /** Extra node flags for the Tributary server processes, space-separated (e.g. `--max-semi-space-size=64`). Default none. */
   serverNodeArgs: (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
   /** Directory for V8 CPU profiles of the Tributary processes (node --cpu-prof). Default none. */
@@ -158,6 +159,18 @@ async function main(): Promise<void> {
       await stopChild(server);
     }
 
+    let floor: RunFigures | undefined;
+    if (settings.only.has('floor')) {
+      const server = spawn('koa-floor-server.ts');
+      const { port } = await nextMessage<Message & { port: number }>(server, 'listening');
+      if (settings.warmup > 0) await load(loader, [server.pid!], redis, plan(port, '/v3/event', 1, settings.warmup, undefined, 99));
+      floor = await load(loader, [server.pid!], redis, plan(port, '/v3/event', 1, settings.duration));
+      report('floor: Koa + router, 202 only', floor, 1);
+      if (baseline) console.log(`${''.padEnd(30)} ratio to the baseline: ${fmt(floor.requestsPerSecond / baseline.requestsPerSecond, 3)}×   (the most any Koa server answering the contract can reach here)`);
+      server.send({ type: 'stop' });
+      await stopChild(server);
+    }
+
     const runs: TributaryRun[] = [];
     if (settings.only.has('single') || settings.only.has('batch')) {
       for (const processes of settings.processes) {
@@ -211,6 +224,7 @@ async function main(): Promise<void> {
 
     console.log('');
     console.log(`summary${baseline ? ` (baseline ${fmt(baseline.requestsPerSecond)} req/s, p99 ${fmt(baseline.p99)} ms)` : ''}:`);
+    if (floor) console.log(`  floor (Koa + router, 202, no work): ${fmt(floor.requestsPerSecond)} req/s${baseline ? `, ratio ${fmt(floor.requestsPerSecond / baseline.requestsPerSecond, 3)}×` : ''}`);
     for (const processes of settings.processes) {
       const single = runs.find((r) => r.processes === processes && r.recordsPerRequest === 1)?.result;
       const batch = runs.find((r) => r.processes === processes && r.recordsPerRequest > 1)?.result;

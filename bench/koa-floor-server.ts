@@ -1,0 +1,48 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Router from '@koa/router';
+import Koa from 'koa';
+import { v7 as uuidv7 } from 'uuid';
+import { failToParent, tellParent, type Message } from './child';
+
+/**
+ * The floor of Tributary's fixed shape: Koa and @koa/router with the v3 routes, reading the body,
+ * parsing the JSON and answering the contract's 202 with a record id, and nothing else: no token,
+ * no validation, no Redis. Whatever Tributary does beyond it (authenticate, normalize, store
+ * durably, count) costs throughput below this line; what is above it is out of the code's reach.
+ */
+const app = new Koa();
+const router = new Router({ prefix: '/v3' });
+
+async function readJson(req: NodeJS.ReadableStream): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req as AsyncIterable<Buffer>) chunks.push(chunk);
+  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+}
+
+for (const kind of ['user', 'session', 'event']) {
+  const answer = async (ctx: Koa.Context) => {
+    await readJson(ctx.req);
+    ctx.status = 202;
+    ctx.body = { accepted: 1, id: uuidv7() };
+  };
+  router.get(`/${kind}`, answer);
+  router.post(`/${kind}`, answer);
+  router.get(`/${kind}/tracker.gif`, (ctx) => void (ctx.status = 200));
+  router.get(`/${kind}/tracker.js`, (ctx) => void (ctx.status = 200));
+}
+app.use(router.routes());
+app.use(router.allowedMethods());
+
+const server = createServer(app.callback());
+server.keepAliveTimeout = 65_000;
+
+process.on('message', (msg: Message) => {
+  if (msg.type === 'stop') {
+    server.close(() => process.exit(0));
+    server.closeAllConnections();
+  }
+});
+
+server.on('error', failToParent);
+server.listen(0, '127.0.0.1', () => tellParent({ type: 'listening', port: (server.address() as AddressInfo).port }));
