@@ -2,6 +2,7 @@
  * The shapes the admin API answers with, as the browser sees them. They mirror the server's types
  * (src/trackers/types.ts, src/trackers/integration-view.ts, jobs/destination-status.ts,
  * jobs/dead-letters.ts) without importing them: the console is compiled on its own, for the browser.
+ * test/console/wire-types.ts checks at type-check time that every server type still fits its mirror.
  */
 
 export type RecordKind = 'user' | 'session' | 'event';
@@ -148,7 +149,6 @@ export interface LiveEntry {
 export interface QueryResult {
   columns: string[];
   rows: unknown[][];
-  /** Rows the query produced; the answer carries at most the first 1 000. */
-  rowCount?: number;
-  truncated?: boolean;
+  /** The query produced more rows than the answer carries (1 000). */
+  truncated: boolean;
 }

@@ -27,9 +27,9 @@ export function WarehouseTab({ tracker }: { tracker: Tracker }) {
     try {
       const r = await api.trackers.query(tracker.id, sql, locals.length > 1 ? destination : undefined);
       setResult(r);
-      const total = r.rowCount ?? r.rows.length;
-      const shown = r.truncated ? ` (the first ${r.rows.length} shown; use tributary export for all)` : '';
-      setStatus(`${total} row${total === 1 ? '' : 's'}${shown} in ${Math.round(performance.now() - started.current)} ms.`);
+      const total = r.rows.length;
+      const shown = r.truncated ? ' (the first ones only; use tributary export for all)' : '';
+      setStatus(`${total}${r.truncated ? '+' : ''} row${total === 1 ? '' : 's'}${shown} in ${Math.round(performance.now() - started.current)} ms.`);
     } catch (err) {
       setResult(null);
       setStatus(null);

@@ -1,0 +1,28 @@
+/**
+ * Type-level only (`npm run typecheck`; jest does not run it): the console mirrors the admin API's
+ * answers in src/console/app/types.ts because it is compiled apart, for the browser. Each line
+ * fails the type check when a server type stops fitting the console's mirror of it.
+ */
+import type { DeadLetter as ServerDeadLetter } from '../../jobs/dead-letters';
+import type { DestinationStatus as ServerDestinationStatus } from '../../jobs/destination-status';
+import type { QueryResult as ServerQueryResult } from '../../connectors/local';
+import type * as Console from '../../src/console/app/types';
+import type { LiveEntry as ServerLiveEntry } from '../../src/live/live-entry';
+import type { TrackedRecord as ServerTrackedRecord } from '../../src/records/types';
+import type { DestinationView as ServerDestinationView } from '../../src/trackers/delivery-admin';
+import type { IntegrationView as ServerIntegrationView } from '../../src/trackers/integration-view';
+import type { Tracker as ServerTracker } from '../../src/trackers/types';
+
+type Fits<Server, Mirror> = [Server] extends [Mirror] ? true : false;
+type Check<T extends true> = T;
+
+export type WireTypesFit = [
+  Check<Fits<ServerTracker, Console.Tracker>>,
+  Check<Fits<ServerIntegrationView, Console.IntegrationView>>,
+  Check<Fits<ServerDestinationStatus, Console.DestinationStatus>>,
+  Check<Fits<ServerDestinationView, Console.DestinationView>>,
+  Check<Fits<ServerTrackedRecord, Console.TrackedRecord>>,
+  Check<Fits<ServerDeadLetter, Console.DeadLetter>>,
+  Check<Fits<ServerLiveEntry, Console.LiveEntry>>,
+  Check<Fits<ServerQueryResult, Console.QueryResult>>,
+];
