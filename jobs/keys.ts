@@ -29,6 +29,19 @@ export function deliveryKeys(prefix: string, ref: DestinationRef) {
 
 export type DeliveryKeys = ReturnType<typeof deliveryKeys>;
 
+/**
+ * Records of a tracker that had no destination when they were routed (a Redis stream). They go,
+ * oldest first, to the destinations the tracker has next.
+ */
+export function trackerBacklogKey(prefix: string, trackerId: string): string {
+  return `${prefix}:backlog:${trackerId}`;
+}
+
+/** The ids of the trackers that have a backlog (a Redis set). */
+export function backlogIndexKey(prefix: string): string {
+  return `${prefix}:backlogs`;
+}
+
 /** The id of the last ingest job the router fanned out; jobs are routed strictly in id order. */
 export function routerCursorKey(prefix: string): string {
   return `${prefix}:router:last-job`;

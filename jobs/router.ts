@@ -5,19 +5,45 @@ import { INGEST_QUEUE, type IngestJobData } from '../src/queue/ingest-job';
 import type { TrackerStore } from '../src/trackers/store';
 import type { Tracker } from '../src/trackers/types';
 import { backoffDelay, DEFAULT_BACKOFF, sleep } from './backoff';
-import { deliveryKeys, routerCursorKey } from './keys';
+import { INGEST_JOB_NAME } from '../src/queue/ingest-job';
+import { backlogIndexKey, deliveryKeys, routerCursorKey, trackerBacklogKey } from './keys';
 
 // Appends a job's records to the stream of each destination, once: jobs are routed strictly in
 // id order, so a job whose id is not above the last routed one was routed already (the worker
-// died before BullMQ marked it complete).
+// died before BullMQ marked it complete). KEYS: cursor, the tracker's backlog, the index of
+// backlogs, then the destination streams; ARGV: job id, chunk, tracker id, records. With no
+// destination the records go to the backlog. With destinations, a backlog is moved to them first,
+// ARGV[2] entries per call so that no call blocks Redis for long: the answer 2 means "backlog not
+// empty yet, call again"; the job is routed only once it is.
 const ROUTE = `
 local last = tonumber(redis.call('GET', KEYS[1]) or '0')
 if tonumber(ARGV[1]) <= last then return 0 end
-for i = 2, #KEYS do
-  for j = 2, #ARGV do redis.call('XADD', KEYS[i], '*', 'r', ARGV[j]) end
+if #KEYS == 3 then
+  for j = 4, #ARGV do redis.call('XADD', KEYS[2], '*', 'r', ARGV[j]) end
+  if #ARGV >= 4 then redis.call('SADD', KEYS[3], ARGV[3]) end
+  redis.call('SET', KEYS[1], ARGV[1])
+  return 1
+end
+local parked = redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', tonumber(ARGV[2]))
+if #parked > 0 then
+  local ids = {}
+  for _, entry in ipairs(parked) do
+    for i = 4, #KEYS do redis.call('XADD', KEYS[i], '*', 'r', entry[2][2]) end
+    ids[#ids + 1] = entry[1]
+  end
+  redis.call('XDEL', KEYS[2], unpack(ids))
+  if redis.call('XLEN', KEYS[2]) > 0 then return 2 end
+  redis.call('DEL', KEYS[2])
+  redis.call('SREM', KEYS[3], ARGV[3])
+end
+for i = 4, #KEYS do
+  for j = 4, #ARGV do redis.call('XADD', KEYS[i], '*', 'r', ARGV[j]) end
 end
 redis.call('SET', KEYS[1], ARGV[1])
 return 1`;
+
+/** Backlog entries moved per Redis call: about a millisecond of Redis time per destination. */
+const BACKLOG_MOVE_CHUNK = 500;
 
 export interface RouterOptions {
   redisPrefix: string;
@@ -25,6 +51,10 @@ export interface RouterOptions {
   trackerCacheMs?: number;
   /** A job whose worker stopped renewing its lock is taken back after this long. Default 10 s. */
   lockDurationMs?: number;
+  /** Backlog entries moved to the destinations per Redis call. Default 500. */
+  backlogChunk?: number;
+  /** How often to look for backlogs whose tracker now has a destination. Default 2000 ms. */
+  backlogCheckMs?: number;
   onRouted?: (records: number, destinations: number) => void;
 }
 
@@ -37,7 +67,6 @@ export interface RouterOptions {
 export async function startRouter(connection: Redis, commands: Redis, store: TrackerStore, logger: Logger, opts: RouterOptions): Promise<{ close: (graceMs?: number) => Promise<void> }> {
   const queue = new Queue<IngestJobData>(INGEST_QUEUE, { connection, prefix: opts.redisPrefix });
   await queue.setGlobalConcurrency(1);
-  await queue.close();
 
   const stopping = new AbortController();
   const cache = new Map<string, { tracker: Tracker | undefined; until: number }>();
@@ -52,16 +81,17 @@ export async function startRouter(connection: Redis, commands: Redis, store: Tra
   const route = async (job: Job<IngestJobData>): Promise<void> => {
     for (let attempt = 0; ; attempt++) {
       try {
-        const tracker = await trackerFor(job.data.trackerId);
-        const destinations = tracker?.destinations.filter((d) => d.enabled) ?? [];
-        if (destinations.length === 0) {
-          logger.warn({ trackerId: job.data.trackerId, records: job.data.records.length }, 'no enabled destination: records not delivered anywhere');
-          opts.onRouted?.(job.data.records.length, 0);
-          return;
-        }
-        const streams = destinations.map((d) => deliveryKeys(opts.redisPrefix, { trackerId: job.data.trackerId, destinationId: d.id }).stream);
+        const { trackerId } = job.data;
+        const tracker = await trackerFor(trackerId);
+        // A disabled destination still gets its records: they wait in its stream until it is enabled.
+        const destinations = tracker?.destinations ?? [];
+        if (destinations.length === 0) logger.warn({ trackerId, records: job.data.records.length }, 'no destination: records kept in the tracker backlog until one is added');
+        const streams = destinations.map((d) => deliveryKeys(opts.redisPrefix, { trackerId, destinationId: d.id }).stream);
         const records = job.data.records.map((r) => JSON.stringify(r));
-        await commands.eval(ROUTE, 1 + streams.length, routerCursorKey(opts.redisPrefix), ...streams, job.id!, ...records);
+        const keys = [routerCursorKey(opts.redisPrefix), trackerBacklogKey(opts.redisPrefix, trackerId), backlogIndexKey(opts.redisPrefix), ...streams];
+        const chunk = String(opts.backlogChunk ?? BACKLOG_MOVE_CHUNK);
+        // Each call is atomic, so a worker that dies between calls leaves a consistent, smaller backlog.
+        while ((await commands.eval(ROUTE, keys.length, ...keys, job.id!, chunk, trackerId, ...records)) === 2);
         opts.onRouted?.(records.length, destinations.length);
         return;
       } catch (err) {
@@ -86,13 +116,30 @@ export async function startRouter(connection: Redis, commands: Redis, store: Tra
   });
   worker.on('error', (err) => logger.warn({ err: err.message }, 'router worker error'));
 
+  // A backlog moves with its tracker's next job. When a destination is added and no record
+  // follows, an empty job is that next job: it takes the ordered path like any other, and extra
+  // ones (from several workers) find nothing to move.
+  const nudgeBacklogs = async (): Promise<void> => {
+    try {
+      for (const trackerId of await commands.smembers(backlogIndexKey(opts.redisPrefix))) {
+        if (((await trackerFor(trackerId))?.destinations.length ?? 0) > 0) await queue.add(INGEST_JOB_NAME, { trackerId, records: [] });
+      }
+    } catch (err) {
+      logger.debug({ err: (err as Error).message }, 'backlog check failed; next time');
+    }
+  };
+  const backlogTimer = setInterval(() => void nudgeBacklogs(), opts.backlogCheckMs ?? 2000);
+  backlogTimer.unref();
+
   return {
     /** Waits up to `graceMs` for the job in hand, then lets go of it (it stalls and is taken back). */
     close: async (graceMs = 5000) => {
       stopping.abort(new Error('router stopping'));
+      clearInterval(backlogTimer);
       const graceful = worker.close();
       const timer = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), graceMs).unref());
       if ((await Promise.race([graceful, timer])) === 'timeout') await worker.close(true);
+      await queue.close();
     },
   };
 }

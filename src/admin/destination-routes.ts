@@ -35,7 +35,8 @@ export function registerDestinationRoutes(router: Router, deps: AdminDeps): void
   const base = '/trackers/:id/destinations';
 
   router.get(base, async (ctx) => {
-    ctx.body = { destinations: await delivery.listWithStatus(ctx.params.id!) };
+    const [list, backlog] = await Promise.all([delivery.listWithStatus(ctx.params.id!), delivery.backlog(ctx.params.id!)]);
+    ctx.body = { destinations: list, backlog };
   });
 
   router.post(base, async (ctx) => {

@@ -72,8 +72,8 @@ export function registerDestinationsCommands(program: Command): void {
     .addHelpText('after', '\nLAG is the age of the oldest record not yet delivered. A paused destination waits for its settings or access to be fixed; its records stay queued.')
     .action((trackerId: string, opts: JsonFlag) =>
       withContext(async ({ admin }) => {
-        const list = await admin.listWithStatus(trackerId);
-        print(opts.json ? json(list) : renderDestinationList(trackerId, list));
+        const [list, backlog] = await Promise.all([admin.listWithStatus(trackerId), admin.backlog(trackerId)]);
+        print(opts.json ? json(list) : renderDestinationList(trackerId, list, backlog));
       }),
     );
 
@@ -92,7 +92,7 @@ export function registerDestinationsCommands(program: Command): void {
   for (const [name, enabled] of [['enable', true], ['disable', false]] as const) {
     destinations
       .command(name)
-      .description(enabled ? 'resume sending records to a destination' : 'stop sending records to a destination; records accepted while it is disabled are not sent to it later')
+      .description(enabled ? 'resume delivery to a destination, starting with the records queued while it was disabled' : 'pause delivery to a destination; records accepted meanwhile stay queued for it until it is enabled')
       .argument('<tracker>', 'tracker id')
       .argument('<id>', 'destination id')
       .action((trackerId: string, id: string) =>

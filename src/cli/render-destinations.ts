@@ -24,8 +24,16 @@ function lastError(d: DestinationView): string {
   return e ? `${e.at} ${e.kind}: ${e.message}` : '-';
 }
 
-export function renderDestinationList(trackerId: string, list: DestinationView[]): string {
-  if (list.length === 0) return `Tracker ${trackerId} has no destinations. Add one: tributary destinations add ${trackerId} --type local`;
+function backlogLine(trackerId: string, backlog: number): string {
+  return `${backlog} record${backlog === 1 ? '' : 's'} accepted while tracker ${trackerId} had no destination wait in its backlog; the next destination added receives them.`;
+}
+
+export function renderDestinationList(trackerId: string, list: DestinationView[], backlog = 0): string {
+  if (list.length === 0) {
+    const hint = `Tracker ${trackerId} has no destinations. Add one: tributary destinations add ${trackerId} --type local`;
+    return backlog > 0 ? `${hint}
+${backlogLine(trackerId, backlog)}` : hint;
+  }
   const rows = list.map((d) => [
     d.id,
     d.type,
@@ -42,6 +50,8 @@ export function renderDestinationList(trackerId: string, list: DestinationView[]
   for (const d of list.filter((v) => v.enabled && v.status.paused)) {
     out.push(`\n${d.id} is paused until its settings or access are fixed: ${d.status.paused}\n  check: tributary destinations test ${trackerId} ${d.id}`);
   }
+  // Moved by the router with the tracker's next record; until then the count stays visible.
+  if (backlog > 0) out.push(`\n${backlogLine(trackerId, backlog)}`);
   for (const d of list.filter((v) => v.status.details)) {
     out.push(`\n${d.id}: ${Object.entries(d.status.details!).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   }

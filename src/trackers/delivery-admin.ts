@@ -4,7 +4,7 @@ import { exportWarehouse, LocalSettingsSchema, queryWarehouse, WarehouseMissingE
 import { errorMessage } from '../../connectors/local/duckdb-errors';
 import { DeadLetterStore } from '../../jobs/dead-letters';
 import { DestinationStatusStore, type DestinationStatus } from '../../jobs/destination-status';
-import { deliveryKeys } from '../../jobs/keys';
+import { deliveryKeys, trackerBacklogKey } from '../../jobs/keys';
 import type { DestinationService } from './destinations';
 import { describeIssues, type Destination } from './types';
 
@@ -43,6 +43,11 @@ export class DeliveryAdmin {
   async listWithStatus(trackerId: string, now = Date.now()): Promise<DestinationView[]> {
     const list = await this.deps.destinations.list(trackerId);
     return Promise.all(list.map(async (d) => ({ ...d, status: await this.statusStore(trackerId, d.id).read(now) })));
+  }
+
+  /** Records that arrived while the tracker had no destination; the next destination added gets them. */
+  async backlog(trackerId: string): Promise<number> {
+    return this.deps.redis.xlen(trackerBacklogKey(this.deps.redisPrefix, trackerId));
   }
 
   /** The dead letters of an existing destination: a mistyped id is an error, not an empty list. */

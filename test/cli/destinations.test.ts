@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { createDefaultRegistry } from '../../connectors';
 import { ConfigurationError } from '../../connectors/errors';
 import { DestinationStatusStore } from '../../jobs/destination-status';
-import { deliveryKeys } from '../../jobs/keys';
+import { deliveryKeys, trackerBacklogKey } from '../../jobs/keys';
 import type { DestinationView } from '../../src/trackers/delivery-admin';
 import { TrackerStore } from '../../src/trackers/store';
 import type { Destination } from '../../src/trackers/types';
@@ -106,6 +106,15 @@ test('list shows each destination with its delivery status', async () => {
   expect(list[1]).toMatchObject({ settings: { spreadsheetId: 'abc' }, status: { paused: 'the service account cannot open spreadsheet abc' } });
   await seedTracker(store, 'bare');
   expect(await cli.ok(['destinations', 'list', 'bare'])).toBe('Tracker bare has no destinations. Add one: tributary destinations add bare --type local\n');
+});
+
+test('list says how many records wait in the backlog of a tracker without destination', async () => {
+  await seedTracker(store, 'waiting');
+  for (const n of [1, 2, 3]) await redis.xadd(trackerBacklogKey(prefix, 'waiting'), '*', 'r', JSON.stringify(eventRecord(n)));
+  expect(await cli.ok(['destinations', 'list', 'waiting'])).toBe(
+    'Tracker waiting has no destinations. Add one: tributary destinations add waiting --type local\n' +
+      '3 records accepted while tracker waiting had no destination wait in its backlog; the next destination added receives them.\n',
+  );
 });
 
 test('disable, enable and remove change the stored destination', async () => {

@@ -106,7 +106,9 @@ export const api = {
   },
   connectors: async () => (await call<{ connectors: ConnectorInfo[] }>('GET', '/connectors')).connectors,
   destinations: {
-    list: async (id: string) => (await call<{ destinations: DestinationView[] }>('GET', `${tracker(id)}/destinations`)).destinations,
+    list: async (id: string) => (await call<{ destinations: DestinationView[]; backlog: number }>('GET', `${tracker(id)}/destinations`)).destinations,
+    /** The destinations, and the records that wait for the tracker's first destination. */
+    overview: (id: string) => call<{ destinations: DestinationView[]; backlog: number }>('GET', `${tracker(id)}/destinations`),
     add: (id: string, input: { type: string; id?: string; settings: Record<string, unknown>; enabled: boolean }) => call<Destination>('POST', `${tracker(id)}/destinations`, input),
     update: (id: string, dest: string, input: { settings?: Record<string, unknown>; enabled?: boolean }) => call<Destination>('PATCH', destination(id, dest), input),
     remove: (id: string, dest: string) => call<void>('DELETE', destination(id, dest)),

@@ -8,7 +8,9 @@ import type { ConnectorInfo, DestinationView, TestResult } from './types.js';
 
 export function DestinationsTab({ trackerId }: { trackerId: string }) {
   const connectors = useLoad(api.connectors, 'connectors');
-  const list = useLoad(() => api.destinations.list(trackerId), trackerId, 5000);
+  const overview = useLoad(() => api.destinations.overview(trackerId), trackerId, 5000);
+  const list = { ...overview, data: overview.data?.destinations };
+  const backlog = overview.data?.backlog ?? 0;
   const [status, setStatus] = useState<string | null>(null);
   const [adding, setAdding] = useState(0);
 
@@ -21,7 +23,10 @@ export function DestinationsTab({ trackerId }: { trackerId: string }) {
         {!list.data ? (
           list.loading && <Spinner />
         ) : list.data.length === 0 ? (
-          <p class="empty">No destination yet: records accepted for this tracker are counted and dropped. Add one below.</p>
+          <p class="empty">
+            No destination yet: records accepted for this tracker wait in its backlog
+            {backlog > 0 ? ` (${formatCount(backlog)} now)` : ''} and go to the first destination you add below.
+          </p>
         ) : (
           <ul class="destination-list">
             {list.data.map((d) => (
