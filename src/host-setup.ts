@@ -3,7 +3,7 @@ import { ensureAdminToken } from './admin/admin-token';
 import type { Config } from './config';
 import { ensureDemoTracker } from './demo-tracker';
 import type { Logger } from './logger';
-import { loadConfigFile } from './trackers/config-file';
+import { loadDeclaredTrackers, mergeDeclaredTracker } from './trackers/config-file';
 import { DestinationService } from './trackers/destinations';
 import { TrackerService } from './trackers/service';
 import type { TrackerStore } from './trackers/store';
@@ -25,9 +25,18 @@ export async function resolveAdminToken(config: Readonly<Config>, logger: Logger
 /** Once per host, before the API serves: the trackers of TRIBUTARY_CONFIG into Redis, then the demo tracker on a first start. */
 export async function prepareTrackers(store: TrackerStore, config: Readonly<Config>, registry: ConnectorRegistry, logger: Logger): Promise<void> {
   if (config.configFile) {
-    const trackers = await loadConfigFile(config.configFile);
-    for (const tracker of trackers) await store.save(tracker);
-    logger.info({ count: trackers.length, file: config.configFile }, 'trackers loaded from config file');
+    const declared = await loadDeclaredTrackers(config.configFile);
+    for (const d of declared) {
+      let warnings: string[] = [];
+      const updated = await store.update(d.tracker.id, (stored) => {
+        const merged = mergeDeclaredTracker(stored, d);
+        warnings = merged.warnings;
+        return merged.tracker;
+      });
+      if (!updated) await store.save(d.tracker);
+      for (const warning of warnings) logger.warn({ trackerId: d.tracker.id, file: config.configFile }, warning);
+    }
+    logger.info({ count: declared.length, file: config.configFile }, 'trackers loaded from config file');
   }
   const destinations = new DestinationService(store, registry, config.dataDir, logger);
   await ensureDemoTracker(new TrackerService(store), destinations, config.publicUrl, logger, (text) => process.stdout.write(text));

@@ -1,7 +1,8 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ConfigFileError, loadConfigFile } from '../../src/trackers/config-file';
+import { ConfigFileError, loadConfigFile, loadDeclaredTrackers, mergeDeclaredTracker } from '../../src/trackers/config-file';
+import { TrackerSchema } from '../../src/trackers/types';
 
 const TOKEN_A = 'trk_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
 const TOKEN_B = 'trk_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb';
@@ -83,4 +84,57 @@ test('a missing file names the file', async () => {
   const err = await loadConfigFile(missing).catch((e: unknown) => e);
   expect(err).toBeInstanceOf(ConfigFileError);
   expect((err as Error).message).toContain(`Cannot read TRIBUTARY_CONFIG ${missing}`);
+});
+
+describe('mergeDeclaredTracker: the file at start against what Redis holds', () => {
+  const declared = (fields: Record<string, unknown>) => ({ tracker: TrackerSchema.parse({ id: 'shop', name: 'Shop', tokens: [{ token: TOKEN_A }], ...fields }), fields: new Set(['id', 'name', 'tokens', ...Object.keys(fields)]) });
+  const stored = TrackerSchema.parse({
+    id: 'shop',
+    name: 'Renamed in the console',
+    tokens: [
+      { token: TOKEN_A, createdAt: '2026-01-01T00:00:00.000Z', revokedAt: '2026-02-01T00:00:00.000Z' },
+      { token: TOKEN_B, createdAt: '2026-01-15T00:00:00.000Z' },
+    ],
+    timeZone: 'Europe/Paris',
+    captureContext: true,
+    destinations: [{ id: 'wh', type: 'local' }],
+    createdAt: '2026-01-01T00:00:00.000Z',
+  });
+
+  test('a new tracker is the declaration as is', () => {
+    const d = declared({ timeZone: 'Asia/Tokyo' });
+    expect(mergeDeclaredTracker(undefined, d)).toEqual({ tracker: d.tracker, warnings: [] });
+  });
+
+  test('stated settings win, unstated ones keep their stored value, createdAt stays', () => {
+    const { tracker } = mergeDeclaredTracker(stored, declared({ timeZone: 'Asia/Tokyo' }));
+    expect(tracker).toMatchObject({ name: 'Shop', timeZone: 'Asia/Tokyo', captureContext: true, corsOrigins: ['*'], destinations: [{ id: 'wh', type: 'local' }], createdAt: '2026-01-01T00:00:00.000Z' });
+    // Stating destinations (even none) is a decision of the file.
+    expect(mergeDeclaredTracker(stored, declared({ destinations: [] })).tracker.destinations).toEqual([]);
+  });
+
+  test('a token revoked in Redis stays revoked although the file lists it, with a warning', () => {
+    const { tracker, warnings } = mergeDeclaredTracker(stored, declared({}));
+    expect(tracker.tokens).toEqual(stored.tokens);
+    expect(warnings).toEqual([expect.stringContaining('stays revoked: remove it from the file')]);
+    expect(warnings[0]).not.toContain(TOKEN_A);
+  });
+
+  test('tokens added outside the file stay; a token the file marks revoked is revoked', () => {
+    const fresh = { ...stored, tokens: [{ token: TOKEN_A, createdAt: '2026-01-01T00:00:00.000Z' }, { token: TOKEN_B, createdAt: '2026-01-15T00:00:00.000Z' }] };
+    const { tracker, warnings } = mergeDeclaredTracker(fresh, declared({ tokens: [{ token: TOKEN_A, revokedAt: '2026-03-01T00:00:00.000Z' }] }));
+    expect(tracker.tokens).toEqual([
+      { token: TOKEN_A, createdAt: '2026-01-01T00:00:00.000Z', revokedAt: '2026-03-01T00:00:00.000Z' },
+      { token: TOKEN_B, createdAt: '2026-01-15T00:00:00.000Z' },
+    ]);
+    expect(warnings).toEqual([]);
+  });
+
+  test('loadDeclaredTrackers says which settings each tracker states', async () => {
+    const f = await file('fields.json', JSON.stringify({ trackers: [{ id: 'a', name: 'A', tokens: [{ token: TOKEN_A }], timeZone: 'UTC' }, { id: 'b', name: 'B', tokens: [{ token: TOKEN_B }], destinations: [] }] }));
+    const [a, b] = await loadDeclaredTrackers(f);
+    expect([...a!.fields].sort()).toEqual(['id', 'name', 'timeZone', 'tokens']);
+    expect(b!.fields.has('destinations')).toBe(true);
+    expect(b!.fields.has('timeZone')).toBe(false);
+  });
 });
