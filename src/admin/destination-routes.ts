@@ -53,8 +53,7 @@ export function registerDestinationRoutes(router: Router, deps: AdminDeps): void
   });
 
   router.delete(`${base}/:dest`, async (ctx) => {
-    await destinations.remove(ctx.params.id!, ctx.params.dest!);
-    ctx.status = 204;
+    ctx.body = { removed: ctx.params.dest!, discarded: await delivery.removeDestination(ctx.params.id!, ctx.params.dest!) };
   });
 
   // A failing destination is a result to show, not an error of this request: always 200, `ok` says which.

@@ -79,13 +79,14 @@ export function registerDestinationsCommands(program: Command): void {
 
   destinations
     .command('remove')
-    .description('remove a destination: records are no longer sent to it')
+    .description('remove a destination: records are no longer sent to it, and what was queued for it and its dead letters are discarded')
     .argument('<tracker>', 'tracker id')
     .argument('<id>', 'destination id')
     .action((trackerId: string, id: string) =>
-      withContext(async ({ destinations: service }) => {
-        await service.remove(trackerId, id);
-        print(`Removed destination ${id} from tracker ${trackerId}.`);
+      withContext(async ({ admin }) => {
+        const { queued, deadLetters } = await admin.removeDestination(trackerId, id);
+        const discarded = queued + deadLetters > 0 ? ` Discarded ${queued} queued record${queued === 1 ? '' : 's'} and ${deadLetters} dead letter${deadLetters === 1 ? '' : 's'}.` : '';
+        print(`Removed destination ${id} from tracker ${trackerId}.${discarded}`);
       }),
     );
 

@@ -45,6 +45,20 @@ export class DeliveryAdmin {
     return Promise.all(list.map(async (d) => ({ ...d, status: await this.statusStore(trackerId, d.id).read(now) })));
   }
 
+  /**
+   * Removes a destination with everything Redis keeps for it: records still queued, dead letters,
+   * cursor, status. Returns what was discarded, for the operator to see. The router may still
+   * append for up to its tracker cache (a second); such records are dropped with the next removal
+   * of a destination of that id, or delivered if one of that id is added again.
+   */
+  async removeDestination(trackerId: string, destinationId: string): Promise<{ queued: number; deadLetters: number }> {
+    const keys = deliveryKeys(this.deps.redisPrefix, { trackerId, destinationId });
+    const status = await this.statusStore(trackerId, destinationId).read();
+    await this.deps.destinations.remove(trackerId, destinationId);
+    await this.deps.redis.del(keys.stream, keys.cursor, keys.deadLetters, keys.status, keys.lock);
+    return { queued: status.queued, deadLetters: status.deadLettered };
+  }
+
   /** Records that arrived while the tracker had no destination; the next destination added gets them. */
   async backlog(trackerId: string): Promise<number> {
     return this.deps.redis.xlen(trackerBacklogKey(this.deps.redisPrefix, trackerId));

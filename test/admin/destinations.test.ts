@@ -58,7 +58,14 @@ describe('PATCH and DELETE /trackers/:id/destinations/:dest', () => {
     const disabled = await client.patch(`/trackers/${id}/destinations/memory`, { enabled: false });
     expect(disabled.status).toBe(200);
     expect(disabled.body).toMatchObject({ id: 'memory', enabled: false, settings: { name: 'm' } });
-    expect((await client.del(`/trackers/${id}/destinations/memory`)).status).toBe(204);
+    // What is still queued for it and its dead letters go with it, so Redis keeps nothing of it.
+    const keys = deliveryKeys(api.prefix, { trackerId: id, destinationId: 'memory' });
+    await api.runtime.redis.xadd(keys.stream, '*', 'r', JSON.stringify(eventRecord(1)));
+    await seedDeadLetters(api.runtime.redis, api.prefix, id, 'memory', [eventRecord(2), eventRecord(3)]);
+    const removed = await client.del(`/trackers/${id}/destinations/memory`);
+    expect(removed.status).toBe(200);
+    expect(removed.body).toEqual({ removed: 'memory', discarded: { queued: 1, deadLetters: 2 } });
+    expect(await api.runtime.redis.exists(keys.stream, keys.deadLetters, keys.status, keys.cursor)).toBe(0);
     const gone = await client.del(`/trackers/${id}/destinations/memory`);
     expect(gone.status).toBe(404);
     expect(gone.body.error.code).toBe('ERR_ADMIN_NOT_FOUND');

@@ -111,7 +111,7 @@ export const api = {
     overview: (id: string) => call<{ destinations: DestinationView[]; backlog: number }>('GET', `${tracker(id)}/destinations`),
     add: (id: string, input: { type: string; id?: string; settings: Record<string, unknown>; enabled: boolean }) => call<Destination>('POST', `${tracker(id)}/destinations`, input),
     update: (id: string, dest: string, input: { settings?: Record<string, unknown>; enabled?: boolean }) => call<Destination>('PATCH', destination(id, dest), input),
-    remove: (id: string, dest: string) => call<void>('DELETE', destination(id, dest)),
+    remove: (id: string, dest: string) => call<{ removed: string; discarded: { queued: number; deadLetters: number } }>('DELETE', destination(id, dest)),
     test: (id: string, dest: string) => call<TestResult>('POST', `${destination(id, dest)}/test`),
     deadLetters: (id: string, dest: string, limit = 100) => call<{ total: number; entries: DeadLetter[] }>('GET', `${destination(id, dest)}/dead-letters?limit=${limit}`),
     replay: (id: string, dest: string, ids?: string[]) => call<{ replayed: number; destinationEnabled: boolean }>('POST', `${destination(id, dest)}/dead-letters/replay`, ids ? { ids } : {}),

@@ -73,11 +73,11 @@ function DestinationItem({ trackerId, destination: d, connectors, onChanged, onS
   const h = health(d);
   const headingId = `destination-${d.id}`;
 
-  const run = async (action: () => Promise<unknown>, done: string) => {
+  const run = async <T,>(action: () => Promise<T>, done: string | ((result: T) => string)) => {
     setError(null);
     try {
-      await action();
-      onStatus(done);
+      const result = await action();
+      onStatus(typeof done === 'string' ? done : done(result));
       await onChanged();
     } catch (err) {
       setError(messageOf(err));
@@ -139,7 +139,7 @@ function DestinationItem({ trackerId, destination: d, connectors, onChanged, onS
         <button type="button" class="button small" aria-label={`${d.enabled ? 'Disable' : 'Enable'} ${d.id}`} onClick={() => run(() => api.destinations.update(trackerId, d.id, { enabled: !d.enabled }), `Destination ${d.id} ${d.enabled ? 'disabled' : 'enabled'}.`)}>
           {d.enabled ? 'Disable' : 'Enable'}
         </button>
-        <ConfirmButton label="Remove" ariaLabel={`Remove ${d.id}`} confirmLabel={`Remove ${d.id} for good`} onConfirm={() => run(() => api.destinations.remove(trackerId, d.id), `Destination ${d.id} removed.`)} />
+        <ConfirmButton label="Remove" ariaLabel={`Remove ${d.id}`} confirmLabel={`Remove ${d.id} for good`} onConfirm={() => run(() => api.destinations.remove(trackerId, d.id), ({ discarded }) => `Destination ${d.id} removed${discarded.queued + discarded.deadLetters > 0 ? `; ${discarded.queued} queued records and ${discarded.deadLetters} dead letters discarded` : ''}.`)} />
       </div>
       <div role="status" class="test-result" data-testid={`test-result-${d.id}`}>
         {test && (test.ok ? <TestOk notes={test.notes} /> : <TestFailed error={test.error} />)}
