@@ -48,6 +48,16 @@ test('first start: embedded Redis, demo tracker, records delivered to the local 
   expect(proc.output()).toContain(token);
 
   const base = `http://127.0.0.1:${port}`;
+  // The console: the admin token printed once, and kept in DATA_DIR, signs in.
+  const adminToken = readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
+  expect(proc.output()).toContain(adminToken);
+  const page = await fetch(`${base}/admin/`);
+  expect(page.status).toBe(200);
+  expect(await page.text()).toContain('/admin/assets/main.js');
+  const login = await fetch(`${base}/admin/api/session`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ token: adminToken }) });
+  expect(login.status).toBe(204);
+  expect(login.headers.get('set-cookie')).toMatch(/^tributary_admin=/);
+
   const post = (p: string, body: unknown) => fetch(`${base}${p}`, { method: 'POST', headers: { Authorization: `Tracker ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
   expect((await post('/v3/user', { _uid: 'u1', plan: 'free', seats: 3 })).status).toBe(202);
   expect((await post('/v3/user', { _uid: 'u1', plan: 'pro', seats: null })).status).toBe(202);
