@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { checkGoogleAuth, createGoogleAuthSettings } from '../shared/google-auth-settings';
 
 /**
  * Project ids: 6–30 lowercase letters, digits and hyphens, starting with a letter, optionally
@@ -14,14 +15,6 @@ export const DEFAULT_LOCATION = 'US';
 export const DEFAULT_MAX_COLUMNS = 9_990;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 export const DEFAULT_TABLES = { events: 'events', users: 'users', sessions: 'sessions' } as const;
-
-/** A service-account key as Google Cloud downloads it; other fields are kept and passed on (as for Sheets). */
-const ServiceAccountKeySchema = z.looseObject({
-  type: z.literal('service_account'),
-  client_email: z.email(),
-  private_key: z.string().min(1),
-  project_id: z.string().optional(),
-});
 
 /** Settings of a `bigquery` destination. */
 export const BigQuerySettingsSchema = z
@@ -46,31 +39,7 @@ export const BigQuerySettingsSchema = z
       .max(64)
       .optional()
       .describe('Location of the dataset, e.g. US, EU or europe-west1. Used to create it; an existing dataset in another location is refused. Default: US.'),
-    /** Path of a service-account key file on the worker's disk. */
-    keyFile: z
-      .string()
-      .min(1)
-      .optional()
-      .describe(
-        "Path of a service-account key file (JSON) on the worker's disk, e.g. /etc/tributary/bq-key.json. Set keyFile or credentials, not both; with neither, Application Default Credentials are used.",
-      ),
-    /**
-     * A service-account key, inline. Without `keyFile` and `credentials`: Application Default
-     * Credentials, or, with a custom `endpoint`, no authorization at all.
-     */
-    credentials: ServiceAccountKeySchema.optional().describe(
-      'A service-account key pasted inline, as the JSON file Google Cloud downloads. Set keyFile or credentials, not both; with neither, Application Default Credentials are used (with a custom endpoint: no authorization).',
-    ),
-    /**
-     * The API root, for emulators and private endpoints, e.g. `http://127.0.0.1:9050`
-     * (the client appends `/bigquery/v2`). Default Google's public endpoint.
-     */
-    endpoint: z
-      .url({ protocol: /^https?$/ })
-      .optional()
-      .describe(
-        "API root URL, only for emulators and private endpoints, e.g. http://127.0.0.1:9050 (/bigquery/v2 is appended). With an endpoint and no credentials, requests carry no authorization. Default: Google's public endpoint.",
-      ),
+    ...createGoogleAuthSettings({ keyFileExample: '/etc/tributary/bq-key.json', endpointExample: 'http://127.0.0.1:9050 (/bigquery/v2 is appended)' }),
     /** Table names. Defaults `events`, `users`, `sessions`. */
     tables: z
       .strictObject({
@@ -103,7 +72,7 @@ export const BigQuerySettingsSchema = z
       .describe('Milliseconds to wait for one BigQuery API call before it is abandoned and the batch retried. Default: 60000 (60 s).'),
   })
   .superRefine((s, ctx) => {
-    if (s.keyFile && s.credentials) ctx.addIssue({ code: 'custom', path: ['credentials'], message: 'set keyFile or credentials, not both' });
+    checkGoogleAuth(s, ctx);
     // BigQuery table names are case-sensitive, but two names differing only in case confuse people.
     if (new Set(Object.values(tableNames(s)).map((t) => t.toLowerCase())).size < 3) {
       ctx.addIssue({ code: 'custom', path: ['tables'], message: 'the events, users and sessions tables need three different names' });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { checkGoogleAuth, createGoogleAuthSettings } from '../shared/google-auth-settings';
 
 /** Sheets tab names: any text up to 100 characters; `_YYYY_MM` is added to the events tab on monthly rollover. */
 const tabName = z
@@ -6,14 +7,6 @@ const tabName = z
   .min(1)
   .max(90)
   .refine((s) => !/[\u0000-\u001f]/.test(s), 'a tab name cannot contain control characters');
-
-/** A service-account key as Google Cloud downloads it; other fields are kept and passed on. */
-const ServiceAccountKeySchema = z.looseObject({
-  type: z.literal('service_account'),
-  client_email: z.email(),
-  private_key: z.string().min(1),
-  project_id: z.string().optional(),
-});
 
 /** Settings of a `google-sheets` destination. */
 export const GoogleSheetsSettingsSchema = z
@@ -39,28 +32,7 @@ export const GoogleSheetsSettingsSchema = z
       ),
     /** Title of a created spreadsheet. Default `Tributary <tracker>`. */
     title: z.string().min(1).max(200).optional().describe('Title of a spreadsheet created by createSpreadsheet. Default: Tributary <tracker>.'),
-    /** Path of a service-account key file. */
-    keyFile: z
-      .string()
-      .min(1)
-      .optional()
-      .describe(
-        'Path of a service-account key file (JSON) on the server, e.g. /etc/tributary/sheets-key.json. Set keyFile or credentials, not both; with neither, Application Default Credentials are used.',
-      ),
-    /** A service-account key, inline. Without `keyFile` and `credentials`: Application Default Credentials. */
-    credentials: ServiceAccountKeySchema.optional().describe(
-      'A service-account key pasted inline, as the JSON file Google Cloud downloads. Set keyFile or credentials, not both; with neither, Application Default Credentials are used.',
-    ),
-    /**
-     * API root URL, for emulators and private endpoints (e.g. `http://127.0.0.1:8085/`). With an
-     * endpoint and no credentials, requests carry no authorization. Default Google's.
-     */
-    endpoint: z
-      .url({ protocol: /^https?$/ })
-      .optional()
-      .describe(
-        "API root URL, only for emulators and private endpoints, e.g. http://127.0.0.1:8085/. With an endpoint and no credentials, requests carry no authorization. Default: Google's API.",
-      ),
+    ...createGoogleAuthSettings({ keyFileExample: '/etc/tributary/sheets-key.json', endpointExample: 'http://127.0.0.1:8085/' }),
     /** Tab names. Default `users`, `sessions`, `events`. */
     tabs: z
       .strictObject({
@@ -125,7 +97,7 @@ export const GoogleSheetsSettingsSchema = z
     if (!s.spreadsheetId === !s.createSpreadsheet) {
       ctx.addIssue({ code: 'custom', path: ['spreadsheetId'], message: 'set either spreadsheetId or createSpreadsheet: true (not both)' });
     }
-    if (s.keyFile && s.credentials) ctx.addIssue({ code: 'custom', path: ['credentials'], message: 'set keyFile or credentials, not both' });
+    checkGoogleAuth(s, ctx);
     const t = tabNames(s);
     if (new Set([t.users, t.sessions, t.events].map((n) => n.toLowerCase())).size < 3) {
       ctx.addIssue({ code: 'custom', path: ['tabs'], message: 'the users, sessions and events tabs need three different names' });

@@ -1,12 +1,6 @@
-import { adminClient, startAdminApi, type AdminTestApi } from '../helpers/admin-api';
+import { useAdminApi } from '../helpers/admin-api';
 
-let api: AdminTestApi;
-let client: ReturnType<typeof adminClient>;
-beforeAll(async () => {
-  api = await startAdminApi();
-  client = adminClient(api);
-});
-afterAll(async () => api.close());
+const admin = useAdminApi();
 
 interface JsonSchema {
   type?: string;
@@ -24,19 +18,19 @@ interface ConnectorView {
 }
 
 async function connectors(): Promise<Map<string, ConnectorView>> {
-  const res = await client.get('/connectors');
+  const res = await admin.get('/connectors');
   expect(res.status).toBe(200);
   return new Map((res.body.connectors as ConnectorView[]).map((c) => [c.type, c]));
 }
 
 test('needs the admin token', async () => {
-  const res = await api.http.get('/admin/api/connectors');
+  const res = await admin.api.http.get('/admin/api/connectors');
   expect(res.status).toBe(401);
   expect(res.body.error.code).toBe('ERR_ADMIN_UNAUTHORIZED');
 });
 
 test("lists the registry's types, sorted, each with a description", async () => {
-  const res = await client.get('/connectors');
+  const res = await admin.get('/connectors');
   expect(res.status).toBe(200);
   expect(res.headers['cache-control']).toBe('no-store');
   expect(res.body.connectors.map((c: ConnectorView) => c.type)).toEqual(['google-sheets', 'local', 'memory']);

@@ -1,19 +1,13 @@
 import { deliveryKeys } from '../../jobs/keys';
 import { eventRecord, seedDeadLetters } from '../cli/seed';
-import { adminClient, startAdminApi, type AdminTestApi } from '../helpers/admin-api';
+import { useAdminApi } from '../helpers/admin-api';
 
-let api: AdminTestApi;
-let client: ReturnType<typeof adminClient>;
-beforeAll(async () => {
-  api = await startAdminApi();
-  client = adminClient(api);
-});
-afterAll(async () => api.close());
+const admin = useAdminApi();
 
 let n = 0;
 /** A fresh tracker per test, so tests do not see each other's destinations. */
 async function tracker(): Promise<string> {
-  return (await api.addTracker({ id: `dest-${++n}` })).tracker.id;
+  return (await admin.api.addTracker({ id: `dest-${++n}` })).tracker.id;
 }
 
 const KEY = { type: 'service_account', client_email: 'writer@project.iam.gserviceaccount.com', private_key: '-----BEGIN PRIVATE KEY-----\nsecret\n-----END PRIVATE KEY-----\n' };
@@ -22,84 +16,84 @@ const SHEETS = { spreadsheetId: 'abcdefghij0123456789', credentials: KEY };
 describe('POST and GET /trackers/:id/destinations', () => {
   test('adds a destination and lists it with its delivery status', async () => {
     const id = await tracker();
-    const added = await client.post(`/trackers/${id}/destinations`, { type: 'memory', settings: { name: 'm1' } });
+    const added = await admin.post(`/trackers/${id}/destinations`, { type: 'memory', settings: { name: 'm1' } });
     expect(added.status).toBe(201);
     expect(added.body).toEqual({ id: 'memory', type: 'memory', enabled: true, settings: { name: 'm1' } });
 
-    const list = await client.get(`/trackers/${id}/destinations`);
+    const list = await admin.get(`/trackers/${id}/destinations`);
     expect(list.status).toBe(200);
     expect(list.body.destinations).toEqual([expect.objectContaining({ id: 'memory', status: expect.objectContaining({ queued: 0, delivered: 0, deadLettered: 0 }) })]);
   });
 
   test('an unknown type or a bad setting is refused by name; a taken id is a conflict', async () => {
     const id = await tracker();
-    const type = await client.post(`/trackers/${id}/destinations`, { type: 'carrier-pigeon' });
+    const type = await admin.post(`/trackers/${id}/destinations`, { type: 'carrier-pigeon' });
     expect(type.status).toBe(400);
     expect(type.body.error).toMatchObject({ code: 'ERR_ADMIN_INVALID', field: 'type' });
-    const settings = await client.post(`/trackers/${id}/destinations`, { type: 'memory', settings: { name: 42 } });
+    const settings = await admin.post(`/trackers/${id}/destinations`, { type: 'memory', settings: { name: 42 } });
     expect(settings.status).toBe(400);
     expect(settings.body.error).toMatchObject({ code: 'ERR_ADMIN_INVALID', field: 'settings.name' });
-    await client.post(`/trackers/${id}/destinations`, { type: 'memory', id: 'one', settings: { name: 'm' } }).expect(201);
-    const taken = await client.post(`/trackers/${id}/destinations`, { type: 'memory', id: 'one', settings: { name: 'm' } });
+    await admin.post(`/trackers/${id}/destinations`, { type: 'memory', id: 'one', settings: { name: 'm' } }).expect(201);
+    const taken = await admin.post(`/trackers/${id}/destinations`, { type: 'memory', id: 'one', settings: { name: 'm' } });
     expect(taken.status).toBe(409);
     expect(taken.body.error).toMatchObject({ code: 'ERR_ADMIN_CONFLICT', field: 'id' });
   });
 
   test('an unknown tracker is a 404', async () => {
-    expect((await client.get('/trackers/nope/destinations')).status).toBe(404);
-    expect((await client.post('/trackers/nope/destinations', { type: 'memory', settings: { name: 'm' } })).status).toBe(404);
+    expect((await admin.get('/trackers/nope/destinations')).status).toBe(404);
+    expect((await admin.post('/trackers/nope/destinations', { type: 'memory', settings: { name: 'm' } })).status).toBe(404);
   });
 });
 
 describe('PATCH and DELETE /trackers/:id/destinations/:dest', () => {
   test('disables, then removes a destination', async () => {
     const id = await tracker();
-    await client.post(`/trackers/${id}/destinations`, { type: 'memory', settings: { name: 'm' } }).expect(201);
-    const disabled = await client.patch(`/trackers/${id}/destinations/memory`, { enabled: false });
+    await admin.post(`/trackers/${id}/destinations`, { type: 'memory', settings: { name: 'm' } }).expect(201);
+    const disabled = await admin.patch(`/trackers/${id}/destinations/memory`, { enabled: false });
     expect(disabled.status).toBe(200);
     expect(disabled.body).toMatchObject({ id: 'memory', enabled: false, settings: { name: 'm' } });
     // What is still queued for it and its dead letters go with it, so Redis keeps nothing of it.
-    const keys = deliveryKeys(api.prefix, { trackerId: id, destinationId: 'memory' });
-    await api.runtime.redis.xadd(keys.stream, '*', 'r', JSON.stringify(eventRecord(1)));
-    await seedDeadLetters(api.runtime.redis, api.prefix, id, 'memory', [eventRecord(2), eventRecord(3)]);
-    const removed = await client.del(`/trackers/${id}/destinations/memory`);
+    const keys = deliveryKeys(admin.api.prefix, { trackerId: id, destinationId: 'memory' });
+    await admin.api.runtime.redis.xadd(keys.stream, '*', 'r', JSON.stringify(eventRecord(1)));
+    await seedDeadLetters(admin.api.runtime.redis, admin.api.prefix, id, 'memory', [eventRecord(2), eventRecord(3)]);
+    const removed = await admin.del(`/trackers/${id}/destinations/memory`);
     expect(removed.status).toBe(200);
     expect(removed.body).toEqual({ removed: 'memory', discarded: { queued: 1, deadLetters: 2 } });
-    expect(await api.runtime.redis.exists(keys.stream, keys.deadLetters, keys.status, keys.cursor)).toBe(0);
-    const gone = await client.del(`/trackers/${id}/destinations/memory`);
+    expect(await admin.api.runtime.redis.exists(keys.stream, keys.deadLetters, keys.status, keys.cursor)).toBe(0);
+    const gone = await admin.del(`/trackers/${id}/destinations/memory`);
     expect(gone.status).toBe(404);
     expect(gone.body.error.code).toBe('ERR_ADMIN_NOT_FOUND');
   });
 
   test('new settings are checked; unknown keys in the body are refused', async () => {
     const id = await tracker();
-    await client.post(`/trackers/${id}/destinations`, { type: 'memory', settings: { name: 'm' } }).expect(201);
-    const bad = await client.patch(`/trackers/${id}/destinations/memory`, { settings: { name: '' } });
+    await admin.post(`/trackers/${id}/destinations`, { type: 'memory', settings: { name: 'm' } }).expect(201);
+    const bad = await admin.patch(`/trackers/${id}/destinations/memory`, { settings: { name: '' } });
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatchObject({ code: 'ERR_ADMIN_INVALID', field: 'settings.name' });
-    const unknown = await client.patch(`/trackers/${id}/destinations/memory`, { type: 'local' });
+    const unknown = await admin.patch(`/trackers/${id}/destinations/memory`, { type: 'local' });
     expect(unknown.status).toBe(400);
     expect(unknown.body.error).toMatchObject({ code: 'ERR_ADMIN_INVALID', field: 'type' });
-    expect((await client.patch(`/trackers/${id}/destinations/nope`, { enabled: true })).status).toBe(404);
+    expect((await admin.patch(`/trackers/${id}/destinations/nope`, { enabled: true })).status).toBe(404);
   });
 });
 
 describe('inline credentials', () => {
   test('are redacted in every answer and kept when sent back redacted', async () => {
     const id = await tracker();
-    const added = await client.post(`/trackers/${id}/destinations`, { type: 'google-sheets', id: 'sheet', settings: SHEETS });
+    const added = await admin.post(`/trackers/${id}/destinations`, { type: 'google-sheets', id: 'sheet', settings: SHEETS });
     expect(added.status).toBe(201);
     expect(added.body.settings).toEqual({ spreadsheetId: SHEETS.spreadsheetId, credentials: '[redacted]' });
 
-    const list = await client.get(`/trackers/${id}/destinations`);
+    const list = await admin.get(`/trackers/${id}/destinations`);
     expect(JSON.stringify(list.body)).not.toContain('PRIVATE KEY');
     expect(list.body.destinations[0].settings.credentials).toBe('[redacted]');
-    for (const url of [`/trackers/${id}`, '/trackers']) expect(JSON.stringify((await client.get(url)).body)).not.toContain('PRIVATE KEY');
+    for (const url of [`/trackers/${id}`, '/trackers']) expect(JSON.stringify((await admin.get(url)).body)).not.toContain('PRIVATE KEY');
 
-    const edited = await client.patch(`/trackers/${id}/destinations/sheet`, { settings: { ...added.body.settings, title: 'Shop' } });
+    const edited = await admin.patch(`/trackers/${id}/destinations/sheet`, { settings: { ...added.body.settings, title: 'Shop' } });
     expect(edited.status).toBe(200);
     expect(edited.body.settings).toEqual({ spreadsheetId: SHEETS.spreadsheetId, credentials: '[redacted]', title: 'Shop' });
-    const stored = await api.runtime.store.get(id);
+    const stored = await admin.api.runtime.store.get(id);
     expect(stored!.destinations[0]!.settings).toEqual({ ...SHEETS, title: 'Shop' });
   });
 });
@@ -107,63 +101,63 @@ describe('inline credentials', () => {
 describe('POST /trackers/:id/destinations/:dest/test', () => {
   test('answers the connector test: the memory destination and a local warehouse under DATA_DIR', async () => {
     const id = await tracker();
-    await client.post(`/trackers/${id}/destinations`, { type: 'memory', settings: { name: 'm' } }).expect(201);
-    await client.post(`/trackers/${id}/destinations`, { type: 'local' }).expect(201);
-    const memory = await client.post(`/trackers/${id}/destinations/memory/test`);
+    await admin.post(`/trackers/${id}/destinations`, { type: 'memory', settings: { name: 'm' } }).expect(201);
+    await admin.post(`/trackers/${id}/destinations`, { type: 'local' }).expect(201);
+    const memory = await admin.post(`/trackers/${id}/destinations/memory/test`);
     expect(memory.status).toBe(200);
     expect(memory.body).toEqual({ ok: true, notes: ['memory destination m'] });
-    const local = await client.post(`/trackers/${id}/destinations/local/test`);
+    const local = await admin.post(`/trackers/${id}/destinations/local/test`);
     expect(local.status).toBe(200);
     expect(local.body.ok).toBe(true);
   });
 
   test('an unknown destination is a 404', async () => {
     const id = await tracker();
-    expect((await client.post(`/trackers/${id}/destinations/nope/test`)).status).toBe(404);
+    expect((await admin.post(`/trackers/${id}/destinations/nope/test`)).status).toBe(404);
   });
 });
 
 describe('dead letters', () => {
   async function withDeadLetters(count: number): Promise<{ id: string; base: string }> {
     const id = await tracker();
-    await client.post(`/trackers/${id}/destinations`, { type: 'memory', settings: { name: 'm' } }).expect(201);
-    await seedDeadLetters(api.runtime.redis, api.prefix, id, 'memory', Array.from({ length: count }, (_, i) => eventRecord(i + 1)));
+    await admin.post(`/trackers/${id}/destinations`, { type: 'memory', settings: { name: 'm' } }).expect(201);
+    await seedDeadLetters(admin.api.runtime.redis, admin.api.prefix, id, 'memory', Array.from({ length: count }, (_, i) => eventRecord(i + 1)));
     return { id, base: `/trackers/${id}/destinations/memory/dead-letters` };
   }
 
   test('are listed oldest first, with the total and paging', async () => {
     const { base } = await withDeadLetters(3);
-    const res = await client.get(`${base}?limit=2`);
+    const res = await admin.get(`${base}?limit=2`);
     expect(res.status).toBe(200);
     expect(res.body.total).toBe(3);
     expect(res.body.entries).toHaveLength(2);
     expect(res.body.entries[0]).toMatchObject({ record: { id: eventRecord(1).id }, error: { kind: 'permanent', status: 400 } });
-    const next = await client.get(`${base}?after=${res.body.entries[1].entryId}`);
+    const next = await admin.get(`${base}?after=${res.body.entries[1].entryId}`);
     expect(next.body.entries.map((e: { record: { id: string } }) => e.record.id)).toEqual([eventRecord(3).id]);
-    const bad = await client.get(`${base}?limit=0`);
+    const bad = await admin.get(`${base}?limit=0`);
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatchObject({ code: 'ERR_ADMIN_INVALID', field: 'query.limit' });
   });
 
   test('replay sends the chosen ones back for delivery; discard drops the rest', async () => {
     const { id, base } = await withDeadLetters(3);
-    const [first] = (await client.get(base)).body.entries as Array<{ entryId: string }>;
-    const replayed = await client.post(`${base}/replay`, { ids: [first!.entryId] });
+    const [first] = (await admin.get(base)).body.entries as Array<{ entryId: string }>;
+    const replayed = await admin.post(`${base}/replay`, { ids: [first!.entryId] });
     expect(replayed.status).toBe(200);
     expect(replayed.body).toEqual({ replayed: 1, destinationEnabled: true });
-    expect(await api.runtime.redis.xlen(deliveryKeys(api.prefix, { trackerId: id, destinationId: 'memory' }).stream)).toBe(1);
+    expect(await admin.api.runtime.redis.xlen(deliveryKeys(admin.api.prefix, { trackerId: id, destinationId: 'memory' }).stream)).toBe(1);
 
-    const discarded = await client.post(`${base}/discard`);
+    const discarded = await admin.post(`${base}/discard`);
     expect(discarded.body).toEqual({ discarded: 2 });
-    expect((await client.get(base)).body).toEqual({ total: 0, entries: [] });
+    expect((await admin.get(base)).body).toEqual({ total: 0, entries: [] });
   });
 
   test('bad entry ids are refused by position; an unknown destination is a 404', async () => {
     const { id, base } = await withDeadLetters(1);
-    const bad = await client.post(`${base}/replay`, { ids: ['1-0', 'nope'] });
+    const bad = await admin.post(`${base}/replay`, { ids: ['1-0', 'nope'] });
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatchObject({ code: 'ERR_ADMIN_INVALID', field: 'ids.1' });
-    expect((await client.get(`/trackers/${id}/destinations/nope/dead-letters`)).status).toBe(404);
-    expect((await client.post(`/trackers/${id}/destinations/nope/dead-letters/discard`, {})).status).toBe(404);
+    expect((await admin.get(`/trackers/${id}/destinations/nope/dead-letters`)).status).toBe(404);
+    expect((await admin.post(`/trackers/${id}/destinations/nope/dead-letters/discard`, {})).status).toBe(404);
   });
 });

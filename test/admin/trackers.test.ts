@@ -1,23 +1,14 @@
-import { adminClient, startAdminApi, type AdminTestApi } from '../helpers/admin-api';
+import { useAdminApi } from '../helpers/admin-api';
 
-let api: AdminTestApi;
-let client: ReturnType<typeof adminClient>;
-beforeAll(async () => {
-  api = await startAdminApi();
-  client = adminClient(api);
-});
-afterAll(async () => api.close());
+const admin = useAdminApi();
 
-const get = (url: string) => client.get(url);
-const post = (url: string, body?: object) => client.post(url, body);
-const patch = (url: string, body: object) => client.patch(url, body);
-const del = (url: string) => client.del(url);
+const { get, post, patch, del } = admin;
 
 describe('GET /trackers', () => {
   test('lists every tracker', async () => {
     const res = await get('/trackers');
     expect(res.status).toBe(200);
-    expect(res.body.trackers.map((t: { id: string }) => t.id)).toContain(api.tracker.id);
+    expect(res.body.trackers.map((t: { id: string }) => t.id)).toContain(admin.api.tracker.id);
   });
 });
 
@@ -28,7 +19,7 @@ describe('POST /trackers', () => {
     expect(res.body.tracker).toMatchObject({ id: 'my-shop-eu', name: 'My Shop (EU)', timeZone: 'Europe/Paris' });
     expect(res.body.token).toMatch(/^trk_/);
     expect(res.body.integration).toMatchObject({ trackerId: 'my-shop-eu', baseUrl: 'https://track.example', token: res.body.token });
-    const sent = await api.http.post('/v3/event').set('Authorization', `Tracker ${res.body.token}`).send({ _event: 'signup' });
+    const sent = await admin.api.http.post('/v3/event').set('Authorization', `Tracker ${res.body.token}`).send({ _event: 'signup' });
     expect(sent.status).toBe(202);
   });
 
@@ -39,7 +30,7 @@ describe('POST /trackers', () => {
   });
 
   test('a taken id is a conflict', async () => {
-    const res = await post('/trackers', { name: 'again', id: api.tracker.id });
+    const res = await post('/trackers', { name: 'again', id: admin.api.tracker.id });
     expect(res.status).toBe(409);
     expect(res.body.error).toMatchObject({ code: 'ERR_ADMIN_CONFLICT', field: 'id' });
   });
@@ -47,12 +38,12 @@ describe('POST /trackers', () => {
 
 describe('request bodies', () => {
   test('must be JSON objects of at most 64 KiB', async () => {
-    const text = await api.http.post('/admin/api/trackers').set('Authorization', api.bearer).set('Content-Type', 'text/plain').send('{"name":"x"}');
+    const text = await admin.api.http.post('/admin/api/trackers').set('Authorization', admin.api.bearer).set('Content-Type', 'text/plain').send('{"name":"x"}');
     expect(text.status).toBe(415);
-    const malformed = await api.http.post('/admin/api/trackers').set('Authorization', api.bearer).set('Content-Type', 'application/json').send('{"name":');
+    const malformed = await admin.api.http.post('/admin/api/trackers').set('Authorization', admin.api.bearer).set('Content-Type', 'application/json').send('{"name":');
     expect(malformed.status).toBe(400);
     expect(malformed.body.error.code).toBe('ERR_MALFORMED_JSON');
-    const array = await api.http.post('/admin/api/trackers').set('Authorization', api.bearer).set('Content-Type', 'application/json').send('[]');
+    const array = await admin.api.http.post('/admin/api/trackers').set('Authorization', admin.api.bearer).set('Content-Type', 'application/json').send('[]');
     expect(array.status).toBe(400);
     expect(array.body.error.code).toBe('ERR_ADMIN_INVALID');
     const large = await post('/trackers', { name: 'x'.repeat(70_000) });
@@ -63,9 +54,9 @@ describe('request bodies', () => {
 
 describe('GET /trackers/:id', () => {
   test('answers the tracker', async () => {
-    const res = await get(`/trackers/${api.tracker.id}`);
+    const res = await get(`/trackers/${admin.api.tracker.id}`);
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ id: api.tracker.id, tokens: [{ token: api.token }] });
+    expect(res.body).toMatchObject({ id: admin.api.tracker.id, tokens: [{ token: admin.api.token }] });
   });
 
   test('an unknown id is a 404', async () => {
@@ -77,14 +68,14 @@ describe('GET /trackers/:id', () => {
 
 describe('PATCH /trackers/:id', () => {
   test('changes the given fields only', async () => {
-    const { tracker } = await api.addTracker({ id: 'patch-me', name: 'Before' });
+    const { tracker } = await admin.api.addTracker({ id: 'patch-me', name: 'Before' });
     const res = await patch(`/trackers/${tracker.id}`, { name: 'After', corsOrigins: ['https://shop.example'], rateLimit: { recordsPerSecond: 5 }, captureContext: true });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ id: 'patch-me', name: 'After', timeZone: 'UTC', corsOrigins: ['https://shop.example'], rateLimit: { recordsPerSecond: 5 }, captureContext: true });
   });
 
   test('an invalid value is refused by name', async () => {
-    const res = await patch(`/trackers/${api.tracker.id}`, { timeZone: 'Mars/Olympus' });
+    const res = await patch(`/trackers/${admin.api.tracker.id}`, { timeZone: 'Mars/Olympus' });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatchObject({ code: 'ERR_ADMIN_INVALID', field: 'timeZone' });
   });
@@ -92,7 +83,7 @@ describe('PATCH /trackers/:id', () => {
 
 describe('tokens', () => {
   test('rotate adds a token; revoke by prefix marks the old one revoked', async () => {
-    const { tracker, token: old } = await api.addTracker({ id: 'rotate-me' });
+    const { tracker, token: old } = await admin.api.addTracker({ id: 'rotate-me' });
     const rotated = await post(`/trackers/${tracker.id}/tokens`);
     expect(rotated.status).toBe(201);
     expect(rotated.body.token).toMatch(/^trk_/);
@@ -108,10 +99,10 @@ describe('tokens', () => {
   });
 
   test('a short prefix is invalid, an unknown token not found', async () => {
-    const short = await del(`/trackers/${api.tracker.id}/tokens/trk_`);
+    const short = await del(`/trackers/${admin.api.tracker.id}/tokens/trk_`);
     expect(short.status).toBe(400);
     expect(short.body.error).toMatchObject({ code: 'ERR_ADMIN_INVALID', field: 'token' });
-    const unknown = await del(`/trackers/${api.tracker.id}/tokens/trk_zzzzzzzzzz`);
+    const unknown = await del(`/trackers/${admin.api.tracker.id}/tokens/trk_zzzzzzzzzz`);
     expect(unknown.status).toBe(404);
     expect(unknown.body.error).toMatchObject({ code: 'ERR_ADMIN_NOT_FOUND', field: 'token' });
   });
@@ -123,9 +114,9 @@ describe('tokens', () => {
 
 describe('GET /trackers/:id/integration', () => {
   test('is the structured view with the first active token and the public URL', async () => {
-    const res = await get(`/trackers/${api.tracker.id}/integration`);
+    const res = await get(`/trackers/${admin.api.tracker.id}/integration`);
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ trackerId: api.tracker.id, baseUrl: 'https://track.example', token: api.token, authorizationHeader: `Tracker ${api.token}` });
+    expect(res.body).toMatchObject({ trackerId: admin.api.tracker.id, baseUrl: 'https://track.example', token: admin.api.token, authorizationHeader: `Tracker ${admin.api.token}` });
     expect(res.body.endpoints.map((e: { kind: string }) => e.kind)).toEqual(['user', 'session', 'event']);
     expect(res.body.curl.length).toBeGreaterThan(0);
     expect(res.body.pixelSnippet).toContain('https://track.example/v3/event/tracker.gif');

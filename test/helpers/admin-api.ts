@@ -39,14 +39,44 @@ export async function startAdminApi(): Promise<AdminTestApi> {
 
 /** Requests to `/admin/api…` carrying the admin token. */
 export function adminClient(api: AdminTestApi) {
+  return clientFor(() => api);
+}
+
+export type AdminClient = ReturnType<typeof adminClient>;
+
+function clientFor(api: () => AdminTestApi) {
   const at = (url: string) => `/admin/api${url}`;
   return {
-    get: (url: string) => api.http.get(at(url)).set('Authorization', api.bearer),
+    get: (url: string) => api().http.get(at(url)).set('Authorization', api().bearer),
     post: (url: string, body?: object) => {
-      const req = api.http.post(at(url)).set('Authorization', api.bearer);
+      const req = api().http.post(at(url)).set('Authorization', api().bearer);
       return body === undefined ? req : req.send(body);
     },
-    patch: (url: string, body: object) => api.http.patch(at(url)).set('Authorization', api.bearer).send(body),
-    del: (url: string) => api.http.delete(at(url)).set('Authorization', api.bearer),
+    patch: (url: string, body: object) => api().http.patch(at(url)).set('Authorization', api().bearer).send(body),
+    del: (url: string) => api().http.delete(at(url)).set('Authorization', api().bearer),
+  };
+}
+
+/** The admin API of a test file, and requests to it; `api` can be read once `beforeAll` has run. */
+export interface AdminApiHandle extends AdminClient {
+  readonly api: AdminTestApi;
+}
+
+/** One {@link startAdminApi} for the test file: started in `beforeAll`, closed in `afterAll`. */
+export function useAdminApi(): AdminApiHandle {
+  let api: AdminTestApi | undefined;
+  beforeAll(async () => {
+    api = await startAdminApi();
+  });
+  afterAll(async () => api?.close());
+  const current = () => {
+    if (!api) throw new Error('the admin API is started in beforeAll');
+    return api;
+  };
+  return {
+    ...clientFor(current),
+    get api() {
+      return current();
+    },
   };
 }

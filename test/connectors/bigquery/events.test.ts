@@ -1,47 +1,34 @@
 import { RetryableError } from '../../../connectors/errors';
-import { startBigQueryFake, type BigQueryFake } from '../../fakes/bigquery';
-import { event, json, openWriter, PROJECT, readerClient, statuses, writeUntilSettled, type Fixture } from './helpers';
+import { startBigQueryFake } from '../../fakes/bigquery';
+import { event, json, openWriter, PROJECT, readerClient, statuses, useWriterPerTest, writeUntilSettled } from './helpers';
 
 // The client's transport on Node's fetch under jest: see test/fakes/bigquery/jest-transport.ts.
 jest.mock('teeny-request', () => jest.requireActual<typeof import('../../fakes/bigquery/jest-transport')>('../../fakes/bigquery/jest-transport').teenyRequestOnNativeFetch());
 
 /** Events through the connector, the real client and the fake; rows read back with queries. */
-let fake: BigQueryFake;
-let fx: Fixture;
-beforeAll(async () => {
-  fake = await startBigQueryFake();
-});
-beforeEach(async () => {
-  fx = await openWriter(fake);
-  fake.resetCounters();
-});
-afterEach(async () => {
-  fake.faults.clear();
-  await fx.close();
-});
-afterAll(() => fake.close());
+const bq = useWriterPerTest();
 
-const count = async () => Number((await fx.query('SELECT COUNT(*) AS n FROM `@@.events`'))[0]!.n);
+const count = async () => Number((await bq.fx.query('SELECT COUNT(*) AS n FROM `@@.events`'))[0]!.n);
 
 it('appends events with reserved columns, _properties and a typed column per property', async () => {
   const e = event('signup', { plan: 'pro', seats: 3, ratio: 0.5, trial: false, tags: ['a', 'b'] }, { uid: 'u1', sid: 's1', context: { ip: '198.51.100.7' } });
-  expect(statuses(await fx.write([e]))).toEqual(['ok']);
-  const [row] = await fx.query('SELECT * FROM `@@.events`');
+  expect(statuses(await bq.fx.write([e]))).toEqual(['ok']);
+  const [row] = await bq.fx.query('SELECT * FROM `@@.events`');
   expect(row).toMatchObject({ _id: e.id, _uid: 'u1', _sid: 's1', _event: 'signup', plan: 'pro', seats: 3, ratio: 0.5, trial: false });
   expect((row!._event_at as { value: string }).value).toBe(e.eventAt);
   expect(json(row!.tags)).toEqual(['a', 'b']);
   expect(json(row!._context)).toEqual({ ip: '198.51.100.7' });
   expect(json(row!._properties)).toEqual({ plan: 'pro', seats: 3, ratio: 0.5, trial: false, tags: ['a', 'b'] });
-  const table = fake.table(PROJECT, fx.dataset, 'events')!;
+  const table = bq.fake.table(PROJECT, bq.fx.dataset, 'events')!;
   expect(table.timePartitioning).toEqual({ type: 'DAY', field: '_event_at' });
   expect(table.clustering).toEqual({ fields: ['_event', '_uid'] });
 });
 
 it('follows the data: a new property becomes a column on the next batch, with one tables.patch', async () => {
-  await fx.write([event('view', { page: '/' })]);
-  await fx.write([event('view', { page: '/a', referrer: 'ads' }), event('view', { 'utm source': 'mail' })]);
-  expect(fake.calls['tables.patch']).toBe(2);
-  const rows = await fx.query('SELECT page, referrer, utm_source FROM `@@.events` ORDER BY _id');
+  await bq.fx.write([event('view', { page: '/' })]);
+  await bq.fx.write([event('view', { page: '/a', referrer: 'ads' }), event('view', { 'utm source': 'mail' })]);
+  expect(bq.fake.calls['tables.patch']).toBe(2);
+  const rows = await bq.fx.query('SELECT page, referrer, utm_source FROM `@@.events` ORDER BY _id');
   expect(rows).toEqual([
     { page: '/', referrer: null, utm_source: null },
     { page: '/a', referrer: 'ads', utm_source: null },
@@ -50,9 +37,9 @@ it('follows the data: a new property becomes a column on the next batch, with on
 });
 
 it('never drops a value of another type: the column stays NULL, _properties has it', async () => {
-  await fx.write([event('e', { n: 1, price: 2.5 })]);
-  await fx.write([event('e', { n: 'many', price: 3 }), event('e', { n: 1.5 })]);
-  const rows = await fx.query("SELECT n, price, JSON_QUERY(_properties, '$.n') AS raw FROM `@@.events` ORDER BY _id");
+  await bq.fx.write([event('e', { n: 1, price: 2.5 })]);
+  await bq.fx.write([event('e', { n: 'many', price: 3 }), event('e', { n: 1.5 })]);
+  const rows = await bq.fx.query("SELECT n, price, JSON_QUERY(_properties, '$.n') AS raw FROM `@@.events` ORDER BY _id");
   expect(rows).toEqual([
     { n: 1, price: 2.5, raw: '1' },
     { n: null, price: 3, raw: '"many"' },
@@ -62,25 +49,25 @@ it('never drops a value of another type: the column stays NULL, _properties has 
 
 it('sends at most 500 rows per insertAll: 1 200 events in 3 calls', async () => {
   const events = Array.from({ length: 1200 }, (_, i) => event('bulk', { i }));
-  expect(new Set(statuses(await fx.write(events)))).toEqual(new Set(['ok']));
-  expect(fake.calls['tabledata.insertAll']).toBe(3);
+  expect(new Set(statuses(await bq.fx.write(events)))).toEqual(new Set(['ok']));
+  expect(bq.fake.calls['tabledata.insertAll']).toBe(3);
   expect(await count()).toBe(1200);
 });
 
 it('keeps each request under 10 MB: large events are split by size', async () => {
   const events = Array.from({ length: 12 }, (_, i) => event('big', { i, blob: 'x'.repeat(1024 * 1024) }));
-  expect(new Set(statuses(await fx.write(events)))).toEqual(new Set(['ok']));
-  expect(fake.calls['tabledata.insertAll']).toBeGreaterThanOrEqual(2);
+  expect(new Set(statuses(await bq.fx.write(events)))).toEqual(new Set(['ok']));
+  expect(bq.fake.calls['tabledata.insertAll']).toBeGreaterThanOrEqual(2);
   expect(await count()).toBe(12);
 });
 
 it('fails an invalid row with BigQuery’s message and answers retry for the rows it stopped, which then land', async () => {
   const good = [event('ok', { a: 1 }), event('ok', { a: 2 })];
   const bad = event('bad', {}, { eventAt: 'yesterday' });
-  const outcomes = await fx.write([good[0]!, bad, good[1]!]);
+  const outcomes = await bq.fx.write([good[0]!, bad, good[1]!]);
   expect(statuses(outcomes)).toEqual(['retry', 'failed', 'retry']);
   expect(outcomes[1]).toMatchObject({ error: { kind: 'permanent', message: expect.stringMatching(/^BigQuery refused this row: _event_at: Couldn't convert value to timestamp/) } });
-  expect(statuses(await fx.write(good))).toEqual(['ok', 'ok']);
+  expect(statuses(await bq.fx.write(good))).toEqual(['ok', 'ok']);
   expect(await count()).toBe(2);
 });
 
@@ -101,12 +88,12 @@ it('retries rows refused because a new column has not reached streaming yet', as
 });
 
 it('writes each event once when an answer is lost after the rows landed (insertId = record id)', async () => {
-  fake.faults.inject('tabledata.insertAll', { kind: 'lose-response' });
+  bq.fake.faults.inject('tabledata.insertAll', { kind: 'lose-response' });
   const events = Array.from({ length: 10 }, (_, i) => event('lost', { i }));
-  await expect(fx.write(events)).rejects.toBeInstanceOf(RetryableError);
-  expect(statuses(await fx.write(events))).toEqual(Array(10).fill('ok'));
+  await expect(bq.fx.write(events)).rejects.toBeInstanceOf(RetryableError);
+  expect(statuses(await bq.fx.write(events))).toEqual(Array(10).fill('ok'));
   expect(await count()).toBe(10);
-  expect(fake.stats.rowsDeduplicated).toBe(10);
+  expect(bq.fake.stats.rowsDeduplicated).toBe(10);
 });
 
 it('after a partial failure, re-sends only what did not land, even without BigQuery’s deduplication', async () => {
@@ -126,18 +113,18 @@ it('after a partial failure, re-sends only what did not land, even without BigQu
 });
 
 it('rides out a storm of 5xx and quota errors without losing or doubling a row', async () => {
-  fake.faults.backendError('tabledata.insertAll', 3).rateLimit('tabledata.insertAll', 2);
+  bq.fake.faults.backendError('tabledata.insertAll', 3).rateLimit('tabledata.insertAll', 2);
   const events = Array.from({ length: 700 }, (_, i) => event('storm', { i }));
-  const settled = await writeUntilSettled(fx, events);
+  const settled = await writeUntilSettled(bq.fx, events);
   expect([...settled.values()].every((o) => o.status === 'ok')).toBe(true);
   expect(await count()).toBe(700);
 });
 
 it('gives up on a call after requestTimeoutMs; the late write is not doubled by the retry', async () => {
-  const tfx = await openWriter(fake, { requestTimeoutMs: 200 });
+  const tfx = await openWriter(bq.fake, { requestTimeoutMs: 200 });
   try {
     await tfx.write([event('warm', {})]);
-    fake.faults.inject('tabledata.insertAll', { kind: 'delay', ms: 600 });
+    bq.fake.faults.inject('tabledata.insertAll', { kind: 'delay', ms: 600 });
     const e = event('slow', {});
     await expect(tfx.write([e])).rejects.toMatchObject({ kind: 'retryable', details: { reason: 'timeout' } });
     await new Promise((r) => setTimeout(r, 700));
@@ -149,10 +136,10 @@ it('gives up on a call after requestTimeoutMs; the late write is not doubled by 
 });
 
 it('recreates a deleted events table on the retry', async () => {
-  await fx.write([event('before', {})]);
-  await readerClient(fake).dataset(fx.dataset).table('events').delete();
-  await expect(fx.write([event('gone', {})])).rejects.toMatchObject({ kind: 'retryable', details: { status: 404 } });
+  await bq.fx.write([event('before', {})]);
+  await readerClient(bq.fake).dataset(bq.fx.dataset).table('events').delete();
+  await expect(bq.fx.write([event('gone', {})])).rejects.toMatchObject({ kind: 'retryable', details: { status: 404 } });
   const e = event('after', { fresh: true });
-  expect(statuses(await fx.write([e]))).toEqual(['ok']);
-  expect(await fx.query('SELECT _event, fresh FROM `@@.events`')).toEqual([{ _event: 'after', fresh: true }]);
+  expect(statuses(await bq.fx.write([e]))).toEqual(['ok']);
+  expect(await bq.fx.query('SELECT _event, fresh FROM `@@.events`')).toEqual([{ _event: 'after', fresh: true }]);
 });

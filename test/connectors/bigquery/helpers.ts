@@ -5,7 +5,7 @@ import { bigqueryConnector, type BigQuerySettings } from '../../../connectors/bi
 import type { DestinationWriter, RecordOutcome } from '../../../connectors/types';
 import { createLogger } from '../../../src/logger';
 import type { JsonValue, Properties, RequestContext, TrackedRecord } from '../../../src/records/types';
-import type { BigQueryFake } from '../../fakes/bigquery';
+import { startBigQueryFake, type BigQueryFake, type BigQueryFakeOptions } from '../../fakes/bigquery';
 
 export const PROJECT = 'tributary-test';
 
@@ -43,6 +43,58 @@ export async function openWriter(fake: BigQueryFake, settings: Partial<BigQueryS
     },
     close: () => writer.close(),
   };
+}
+
+/**
+ * What the `use…` helpers below set up for a test file. Their hooks fill it in, so read it only
+ * inside tests and hooks.
+ */
+export interface FakeHandle {
+  fake: BigQueryFake;
+}
+
+/** One fake for the test file, started before its tests and closed after; faults a test sets are cleared after it. */
+export function useBigQueryFake(options?: BigQueryFakeOptions): FakeHandle {
+  const handle = {} as FakeHandle;
+  beforeAll(async () => {
+    handle.fake = await startBigQueryFake(options);
+  });
+  afterEach(() => handle.fake.faults.clear());
+  afterAll(() => handle.fake.close());
+  return handle;
+}
+
+export interface WriterHandle extends FakeHandle {
+  fx: Fixture;
+}
+
+/** {@link useBigQueryFake}, and for each test a writer on a dataset of its own, opened with the fake's counters reset. */
+export function useWriterPerTest(): WriterHandle {
+  const handle = useBigQueryFake() as WriterHandle;
+  beforeEach(async () => {
+    handle.fx = await openWriter(handle.fake);
+    handle.fake.resetCounters();
+  });
+  afterEach(() => handle.fx.close());
+  return handle;
+}
+
+export interface DatasetHandle extends FakeHandle {
+  /** The real client on the fake. */
+  client: BigQuery;
+  /** A dataset created for the test file. */
+  dataset: string;
+}
+
+/** {@link useBigQueryFake} with the real client on it and one dataset, for tests of the fake itself. */
+export function useFakeDataset(options?: BigQueryFakeOptions): DatasetHandle {
+  const handle = useBigQueryFake(options) as DatasetHandle;
+  handle.dataset = uniqueDataset();
+  beforeAll(async () => {
+    handle.client = readerClient(handle.fake);
+    await handle.client.createDataset(handle.dataset);
+  });
+  return handle;
 }
 
 export const props = (o: Record<string, JsonValue>): Properties => Object.assign(Object.create(null) as Properties, o);

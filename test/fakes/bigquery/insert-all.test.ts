@@ -1,31 +1,21 @@
-import type { BigQuery, Table } from '@google-cloud/bigquery';
-import { readerClient, uniqueDataset } from '../../connectors/bigquery/helpers';
-import { startBigQueryFake, type BigQueryFake } from '.';
+import type { Table } from '@google-cloud/bigquery';
+import { useFakeDataset } from '../../connectors/bigquery/helpers';
 
 // The client's transport on Node's fetch under jest: see jest-transport.ts.
 jest.mock('teeny-request', () => jest.requireActual<typeof import('./jest-transport')>('./jest-transport').teenyRequestOnNativeFetch());
 
 /** tabledata.insertAll through the real client's `table.insert(rows, { raw: true })`. */
-let fake: BigQueryFake;
-let bq: BigQuery;
+const env = useFakeDataset({ dedupWindowMs: 60_000 });
 let table: Table;
-let ds: string;
-beforeAll(async () => {
-  fake = await startBigQueryFake({ dedupWindowMs: 60_000 });
-  bq = readerClient(fake);
-  ds = uniqueDataset();
-  await bq.createDataset(ds);
-});
-afterAll(() => fake.close());
 let n = 0;
 beforeEach(async () => {
-  [table] = await bq.dataset(ds).createTable(`t${++n}`, {
+  [table] = await env.client.dataset(env.dataset).createTable(`t${++n}`, {
     schema: { fields: [{ name: 'id', type: 'STRING', mode: 'REQUIRED' }, { name: 'n', type: 'INT64' }, { name: 'x', type: 'FLOAT64' }, { name: 'ok', type: 'BOOL' }, { name: 'at', type: 'TIMESTAMP' }, { name: 'doc', type: 'JSON' }] },
   });
 });
 
 const RAW = { raw: true, skipInvalidRows: false, ignoreUnknownValues: false, partialRetries: 0 };
-const rows = () => fake.rows('tributary-test', ds, table.id!, 'id');
+const rows = () => env.fake.rows('tributary-test', env.dataset, table.id!, 'id');
 
 /** The insertErrors of a partial failure (the client throws PartialFailureError carrying the response). */
 async function insertErrors(p: Promise<unknown>): Promise<unknown> {
@@ -81,7 +71,7 @@ it('refuses more than 50 000 rows and more than 10 MB in one request', async () 
 });
 
 it('counts calls per method', async () => {
-  const before = fake.calls['tabledata.insertAll'] ?? 0;
+  const before = env.fake.calls['tabledata.insertAll'] ?? 0;
   await table.insert([{ insertId: 'c', json: { id: 'c' } }], RAW);
-  expect(fake.calls['tabledata.insertAll']).toBe(before + 1);
+  expect(env.fake.calls['tabledata.insertAll']).toBe(before + 1);
 });
