@@ -1,7 +1,7 @@
 import type { Limits } from '../config';
 import { recordError, type RecordError } from '../errors';
 import { parseEventTime } from './event-time';
-import { CLIENT_RESERVED, type JsonValue, type Properties, type RecordKind, type RequestContext, type TrackedRecord } from './types';
+import { CLIENT_RESERVED, nullProtoObject, type JsonValue, type Properties, type RecordKind, type RequestContext, type TrackedRecord } from './types';
 
 export interface NormalizeInput {
   kind: RecordKind;
@@ -68,7 +68,7 @@ function checkValue(value: unknown, path: string, depth: number, limits: Limits)
 export function normalizeRecord(input: NormalizeInput): NormalizeResult {
   const { kind, raw, limits } = input;
   const allowed = CLIENT_RESERVED[kind];
-  const properties: Properties = Object.create(null) as Properties;
+  const properties = nullProtoObject<Properties>();
   const record: TrackedRecord = { kind, id: input.id, receivedAt: input.receivedAt, properties };
   let propertyCount = 0;
 

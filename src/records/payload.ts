@@ -1,6 +1,7 @@
 import type { Limits } from '../config';
 import { ApiError, recordError, type RecordError } from '../errors';
 import { decodeBase64Json } from './base64-json';
+import { nullProtoObject } from './types';
 
 /** URL parameters or form fields: a repeated name arrives as an array of strings. */
 export type FlatParams = Record<string, string | string[] | undefined>;
@@ -34,7 +35,7 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v ===
  * URLSearchParams rather than Node's querystring, which silently keeps only the first 1000 pairs.
  */
 export function flatParams(params: URLSearchParams): FlatParams {
-  const out = Object.create(null) as FlatParams;
+  const out = nullProtoObject<FlatParams>();
   for (const [k, v] of params) {
     const prev = out[k];
     // push, not spread: a 5 MiB form body of `a=&a=&…` must stay linear.
@@ -47,7 +48,7 @@ export function flatParams(params: URLSearchParams): FlatParams {
 
 /** Copies own keys onto a null-prototype object, so `__proto__` and `constructor` stay plain data. */
 function overlay(base: Record<string, unknown>, top: Record<string, unknown>): Record<string, unknown> {
-  const out = Object.create(null) as Record<string, unknown>;
+  const out = nullProtoObject<Record<string, unknown>>();
   for (const k of Object.keys(base)) out[k] = base[k];
   for (const k of Object.keys(top)) out[k] = top[k];
   return out;
@@ -81,7 +82,7 @@ function takeToken(fields: Record<string, unknown>, where: string, seen: Set<str
  * Token precedence is header, body, query — and two different tokens are refused, never picked from.
  */
 export function extractPayload(parts: RequestParts, limits: Limits): ExtractedPayload {
-  let base = Object.create(null) as Record<string, unknown>;
+  let base = nullProtoObject<Record<string, unknown>>();
   for (const k of Object.keys(parts.query)) {
     if (k !== 'data') base[k] = parts.query[k];
   }
@@ -111,7 +112,7 @@ export function extractPayload(parts: RequestParts, limits: Limits): ExtractedPa
 
   let batch = false;
   let entries: unknown[];
-  if (payload === undefined) entries = [Object.create(null)];
+  if (payload === undefined) entries = [nullProtoObject()];
   else if (Array.isArray(payload)) {
     batch = true;
     if (payload.length === 0) throw new ApiError('ERR_EMPTY_BATCH');
