@@ -1,6 +1,5 @@
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { failToParent, tellParent, type Message } from './child';
+import { serveForParent } from './child';
 
 /**
  * The bare baseline: node:http reads the body, parses the JSON and answers 204. It is what a
@@ -19,14 +18,4 @@ const server = createServer((req, res) => {
     res.end();
   });
 });
-server.keepAliveTimeout = 65_000;
-
-process.on('message', (msg: Message) => {
-  if (msg.type === 'stop') {
-    server.close(() => process.exit(0));
-    server.closeAllConnections();
-  }
-});
-
-server.on('error', failToParent);
-server.listen(0, '127.0.0.1', () => tellParent({ type: 'listening', port: (server.address() as AddressInfo).port }));
+serveForParent(server);

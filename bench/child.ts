@@ -1,4 +1,6 @@
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 
 /** Messages between the benchmark and its children: a `type` and whatever that type carries. */
@@ -91,4 +93,20 @@ export function failToParent(err: unknown): void {
     process.stderr.write(`${message}\n`);
     process.exit(1);
   }
+}
+
+/**
+ * For the comparison servers: listen on a free loopback port, tell the parent which, and close
+ * (dropping keep-alive sockets) when the parent says stop.
+ */
+export function serveForParent(server: Server): void {
+  server.keepAliveTimeout = 65_000;
+  process.on('message', (msg: Message) => {
+    if (msg.type === 'stop') {
+      server.close(() => process.exit(0));
+      server.closeAllConnections();
+    }
+  });
+  server.on('error', failToParent);
+  server.listen(0, '127.0.0.1', () => tellParent({ type: 'listening', port: (server.address() as AddressInfo).port }));
 }

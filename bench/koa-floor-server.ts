@@ -1,9 +1,8 @@
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
 import Koa from 'koa';
 import { v7 as uuidv7 } from 'uuid';
-import { failToParent, tellParent, type Message } from './child';
+import { serveForParent } from './child';
 
 /**
  * The floor of Tributary's fixed shape: Koa and @koa/router with the v3 routes, reading the body,
@@ -35,14 +34,4 @@ app.use(router.routes());
 app.use(router.allowedMethods());
 
 const server = createServer(app.callback());
-server.keepAliveTimeout = 65_000;
-
-process.on('message', (msg: Message) => {
-  if (msg.type === 'stop') {
-    server.close(() => process.exit(0));
-    server.closeAllConnections();
-  }
-});
-
-server.on('error', failToParent);
-server.listen(0, '127.0.0.1', () => tellParent({ type: 'listening', port: (server.address() as AddressInfo).port }));
+serveForParent(server);
