@@ -25,14 +25,25 @@ export interface DestinationContext<S> {
   now: () => Date;
 }
 
+/** What the delivery plumbing knows about a write beyond its records. */
+export interface WriteOptions {
+  /**
+   * Some of these records may have reached the destination already, at any time in the past: an
+   * earlier attempt got no answer, or the process that held the destination died mid-write. A
+   * connector whose own deduplication is time-limited checks before writing them again.
+   */
+  resend: boolean;
+}
+
 /** One destination's open handle. `write` returns one outcome per record, in order. */
 export interface DestinationWriter {
   /**
-   * Writes a batch. Events must be appended idempotently (keyed on `record.id`); users and
-   * sessions are merged by key in the order given. Throws only ConnectorError subclasses for a
-   * failure of the whole batch.
+   * Writes a batch. Events must be appended idempotently (keyed on `record.id`), however long after
+   * an earlier attempt; users and sessions are merged by key in the order given. Throws only
+   * ConnectorError subclasses for a failure of the whole batch. `signal` aborts when the delivery
+   * plumbing gives the write up (its deadline passed, or the process stops): stop soon after.
    */
-  write(records: readonly TrackedRecord[], signal: AbortSignal): Promise<RecordOutcome[]>;
+  write(records: readonly TrackedRecord[], signal: AbortSignal, options?: WriteOptions): Promise<RecordOutcome[]>;
   /**
    * A harmless round trip that proves the settings work (e.g. the tables exist or can be made).
    * Notes are shown to the operator (e.g. the id of a spreadsheet it created).

@@ -3,19 +3,25 @@ import { ConnectorError, RetryableError } from '../connectors/errors';
 import type { BatchLimits, DestinationWriter, RecordOutcome } from '../connectors/types';
 import type { Logger } from '../src/logger';
 import type { TrackedRecord } from '../src/records/types';
+import { linkedController, withDeadline } from '../src/deadline';
 import { backoffDelay, sleep, type BackoffPolicy } from './backoff';
 import { DeadLetterStore } from './dead-letters';
 import { DestinationStatusStore } from './destination-status';
 import { streamIdTime, type DeliveryKeys } from './keys';
 import type { LeaderLock } from './leader-lock';
 
+/**
+ * Moves the cursor past a delivered batch, if this process still holds the lease.
+ * KEYS: lock, cursor, stream, status. ARGV: lease token, last id of the batch, the id right after
+ * it (the stream is trimmed below that), records in the batch, delivery time.
+ */
 const CONFIRM = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[2], ARGV[2])
 redis.call('XTRIM', KEYS[3], 'MINID', ARGV[3])
 redis.call('HINCRBY', KEYS[4], 'delivered', ARGV[4])
 redis.call('HINCRBY', KEYS[4], 'batches', 1)
-redis.call('HSET', KEYS[4], 'lastDeliveredAt', ARGV[5], 'inFlight', '0', 'paused', '')
+redis.call('HSET', KEYS[4], 'lastDeliveredAt', ARGV[5], 'inFlight', '0', 'paused', '', 'writingSince', '', 'attempts', '0', 'retryAt', '')
 return 1`;
 
 export interface DeliveryLoopOptions {
@@ -27,6 +33,11 @@ export interface DeliveryLoopOptions {
   configRecheckMs: number;
   /** Longest single wait on the stream, so that stopping is noticed quickly. Default 1000 ms. */
   pollMs: number;
+  /**
+   * A write still unfinished after this long is abandoned (its signal aborts) and retried with
+   * backoff; the write is idempotent, so a late landing is harmless. Default 10 minutes.
+   */
+  writeTimeoutMs: number;
 }
 
 export const DEFAULT_DELIVERY_OPTIONS: Omit<DeliveryLoopOptions, 'batch'> = {
@@ -34,7 +45,38 @@ export const DEFAULT_DELIVERY_OPTIONS: Omit<DeliveryLoopOptions, 'batch'> = {
   maxRecordAttempts: 10,
   configRecheckMs: 30_000,
   pollMs: 1000,
+  writeTimeoutMs: 600_000,
 };
+
+/** How long a stopping loop lets the write in hand finish before it gives the batch back. */
+const STOP_GRACE_MS = 5000;
+
+/**
+ * A write that was abandoned and did not stop when told to: the writer may be in any state, so the
+ * loop ends and the supervisor opens a fresh one.
+ */
+class WedgedWriterError extends Error {
+  override name = 'WedgedWriterError';
+}
+
+/** Resolves true once `p` settles, or false after `ms` or when `signal` aborts. */
+async function settlesWithin(p: Promise<unknown>, ms: number, signal?: AbortSignal): Promise<boolean> {
+  const settled = p.then(
+    () => true,
+    () => true,
+  );
+  return Promise.race([settled, sleep(ms, signal).then(() => false, () => false)]);
+}
+
+/** Orders two stream ids (`<ms>-<seq>`). */
+function compareStreamIds(a: string, b: string): number {
+  const [am, as] = a.split('-');
+  const [bm, bs] = b.split('-');
+  const ms = BigInt(am!) - BigInt(bm!);
+  if (ms !== 0n) return ms < 0n ? -1 : 1;
+  const seq = BigInt(as ?? '0') - BigInt(bs ?? '0');
+  return seq === 0n ? 0 : seq < 0n ? -1 : 1;
+}
 
 interface Entry {
   id: string;
@@ -59,11 +101,19 @@ function nextStreamId(id: string): string {
  * read a batch (full, or old enough), write it with retries, dead-letter what is refused for good,
  * then move the cursor past it. A process that dies mid-batch leaves the cursor where it was, so
  * the next holder writes that batch again — connectors make that harmless (events keyed on `_id`,
- * upserts replayed in the same order).
+ * upserts replayed in the same order), told by `resend` that it is a repeat.
+ *
+ * Every write attempt has a deadline this loop owns (`writeTimeoutMs`): past it the attempt is
+ * abandoned and retried with backoff, whatever the connector or its libraries do with their own
+ * timeouts, so no hung call can stall a destination.
  */
 export class DeliveryLoop {
   private readonly deadLetters: DeadLetterStore;
   private readonly status: DestinationStatusStore;
+  /** Highest stream id ever handed to the destination (by this holder or an earlier one). */
+  private sentThrough: string | null = null;
+  /** An abandoned attempt that has not settled yet: the next one waits for it. */
+  private abandoned: Promise<unknown> | undefined;
 
   constructor(
     private readonly redis: Redis,
@@ -78,17 +128,26 @@ export class DeliveryLoop {
     this.status = new DestinationStatusStore(redis, keys);
   }
 
-  /** Runs until `stop` aborts or the lease is lost. Never throws for a destination's failure. */
+  /**
+   * Runs until `stop` aborts, the lease is lost, or the writer is wedged (an abandoned write that
+   * will not stop). Never throws for a destination's failure.
+   */
   async run(stop: AbortSignal): Promise<void> {
-    const signal = AbortSignal.any([stop, this.lock.signal]);
+    // Held by this frame for the whole run; see linkedController for why not AbortSignal.any.
+    const running = linkedController(stop, this.lock.signal);
+    const signal = running.signal;
     let cursor = (await this.redis.get(this.keys.cursor)) ?? '0-0';
+    this.sentThrough = await this.status.sentThrough();
     while (!signal.aborted) {
       try {
         const batch = await this.nextBatch(cursor, signal);
         if (batch.length === 0) continue;
-        await this.status.setInFlight(batch.length);
-        await this.deliver(batch, signal);
+        const first = batch[0]!.id;
         const last = batch[batch.length - 1]!.id;
+        const resend = this.sentThrough !== null && compareStreamIds(first, this.sentThrough) <= 0;
+        if (this.sentThrough === null || compareStreamIds(last, this.sentThrough) > 0) this.sentThrough = last;
+        await this.status.startBatch(batch.length, this.sentThrough);
+        await this.deliver(batch, resend, signal);
         const confirmed = await this.redis.eval(CONFIRM, 4, this.keys.lock, this.keys.cursor, this.keys.stream, this.keys.status, this.lock.token, last, nextStreamId(last), batch.length, new Date().toISOString());
         if (confirmed !== 1) {
           this.logger.warn('lease lost before confirming a batch; the next holder writes it again');
@@ -97,6 +156,10 @@ export class DeliveryLoop {
         cursor = last;
         if (this.writer.details) await this.status.setDetails(this.writer.details());
       } catch (err) {
+        if (err instanceof WedgedWriterError) {
+          this.logger.error({ err: err.message }, 'destination writer wedged; reopening it');
+          return;
+        }
         if (signal.aborted) return;
         // Redis trouble: wait and read the cursor again.
         this.logger.warn({ err: (err as Error).message }, 'delivery loop error');
@@ -126,29 +189,66 @@ export class DeliveryLoop {
     await this.blocking.xread('COUNT', 1, 'BLOCK', Math.max(1, Math.ceil(ms)), 'STREAMS', this.keys.stream, after);
   }
 
-  /** Writes until every record is delivered or dead-lettered. Throws only when aborted. */
-  private async deliver(batch: Entry[], signal: AbortSignal): Promise<void> {
+  /**
+   * One write attempt under the loop's deadline. When the deadline passes, the attempt's signal
+   * aborts and this rejects at once; the attempt is kept so that the next one can wait for it.
+   * When the loop stops, the attempt gets a short grace to finish before the batch is handed back.
+   */
+  private async attempt(records: TrackedRecord[], resend: boolean, signal: AbortSignal): Promise<RecordOutcome[]> {
+    let write: Promise<RecordOutcome[]> | undefined;
+    const timeoutMs = this.opts.writeTimeoutMs;
+    try {
+      return await withDeadline(
+        {
+          timeoutMs,
+          signal,
+          timeoutError: () => new RetryableError(`the write did not finish within ${timeoutMs} ms; abandoned, to be retried`, { reason: 'timeout' }),
+        },
+        (deadline) => (write = this.writer.write(records, deadline, { resend })),
+      );
+    } catch (err) {
+      if (write && signal.aborted) await settlesWithin(write, Math.min(STOP_GRACE_MS, timeoutMs));
+      else if (write && err instanceof RetryableError && err.details.reason === 'timeout') this.abandoned = write;
+      throw err;
+    }
+  }
+
+  /** Before writing again, lets an abandoned attempt stop; one that will not means the writer is wedged. */
+  private async awaitAbandoned(signal: AbortSignal): Promise<void> {
+    if (!this.abandoned) return;
+    const settled = await settlesWithin(this.abandoned, this.opts.writeTimeoutMs, signal);
+    signal.throwIfAborted();
+    if (!settled) throw new WedgedWriterError(`a write abandoned after ${this.opts.writeTimeoutMs} ms did not stop within as long again`);
+    this.abandoned = undefined;
+  }
+
+  /** Writes until every record is delivered or dead-lettered. Throws only when aborted or wedged. */
+  private async deliver(batch: Entry[], resend: boolean, signal: AbortSignal): Promise<void> {
     let pending = batch;
     let attempt = 0;
     while (pending.length > 0) {
       signal.throwIfAborted();
+      await this.awaitAbandoned(signal);
       let outcomes: RecordOutcome[];
       try {
-        outcomes = await this.writer.write(
+        outcomes = await this.attempt(
           pending.map((e) => e.record),
+          resend || attempt > 0,
           signal,
         );
         if (outcomes.length !== pending.length) throw new RetryableError(`connector answered ${outcomes.length} outcomes for ${pending.length} records`);
       } catch (err) {
         signal.throwIfAborted();
         const error = toConnectorError(err);
-        await this.status.recordError(error);
         if (error.kind === 'permanent') {
+          await this.status.recordError(error);
           await this.deadLetters.add(pending.map((e) => ({ record: e.record, error })));
           return;
         }
-        const wait = error.kind === 'configuration' ? this.opts.configRecheckMs : backoffDelay(attempt++, this.opts.backoff, (error as RetryableError).retryAfterMs);
-        this.logger.warn({ kind: error.kind, err: error.message, waitMs: wait, records: pending.length }, 'destination write failed; retrying');
+        const wait = error.kind === 'configuration' ? this.opts.configRecheckMs : backoffDelay(attempt, this.opts.backoff, (error as RetryableError).retryAfterMs);
+        attempt++;
+        await this.status.recordError(error, new Date(), { attempts: attempt, at: new Date(Date.now() + wait) });
+        this.logger.warn({ kind: error.kind, reason: error.details.reason, err: error.message, attempt, waitMs: wait, records: pending.length }, 'destination write failed; retrying');
         await sleep(wait, signal);
         continue;
       }

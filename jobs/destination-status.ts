@@ -20,6 +20,12 @@ export interface DestinationStatus {
   lastError: { kind: string; message: string; at: string } | null;
   /** Set while delivery waits for the settings or the access to be fixed. */
   paused: string | null;
+  /** When the write of the batch in flight began (its first attempt); null when idle. */
+  writingSince: string | null;
+  /** Failed attempts at the batch in flight so far. */
+  attempts: number;
+  /** When the batch in flight is tried again, while it waits to be. */
+  retryAt: string | null;
   /** What the connector last reported about the destination (e.g. a spreadsheet's cells used). */
   details: DestinationDetails | null;
 }
@@ -31,8 +37,13 @@ export class DestinationStatusStore {
     private readonly keys: DeliveryKeys,
   ) {}
 
-  async recordError(error: ConnectorError, at = new Date()): Promise<void> {
+  /** Records a failed write, and when the batch will be tried again (the `attempts`-th failure). */
+  async recordError(error: ConnectorError, at = new Date(), retry?: { attempts: number; at: Date }): Promise<void> {
     const fields: Record<string, string> = { lastError: JSON.stringify({ kind: error.kind, message: error.message, at: at.toISOString() }) };
+    if (retry) {
+      fields.attempts = String(retry.attempts);
+      fields.retryAt = retry.at.toISOString();
+    }
     if (error.kind === 'configuration') fields.paused = error.message;
     await this.redis.hset(this.keys.status, fields);
   }
@@ -41,8 +52,17 @@ export class DestinationStatusStore {
     await this.redis.hset(this.keys.status, 'details', JSON.stringify(details));
   }
 
-  async setInFlight(count: number): Promise<void> {
-    await this.redis.hset(this.keys.status, 'inFlight', String(count));
+  /**
+   * A batch of `count` records goes out. `sentThrough` is the highest stream id ever handed to the
+   * destination: a later holder treats records up to it as possibly written (see WriteOptions).
+   */
+  async startBatch(count: number, sentThrough: string, at = new Date()): Promise<void> {
+    await this.redis.hset(this.keys.status, 'inFlight', String(count), 'sentThrough', sentThrough, 'writingSince', at.toISOString(), 'attempts', '0', 'retryAt', '');
+  }
+
+  /** The highest stream id ever handed to the destination, if any. */
+  async sentThrough(): Promise<string | null> {
+    return this.redis.hget(this.keys.status, 'sentThrough');
   }
 
   async read(now = Date.now()): Promise<DestinationStatus> {
@@ -64,6 +84,9 @@ export class DestinationStatusStore {
       lastDeliveredAt: hash.lastDeliveredAt ?? null,
       lastError: hash.lastError ? (JSON.parse(hash.lastError) as DestinationStatus['lastError']) : null,
       paused: hash.paused || null,
+      writingSince: hash.writingSince || null,
+      attempts: Number(hash.attempts ?? 0),
+      retryAt: hash.retryAt || null,
       details: hash.details ? (JSON.parse(hash.details) as DestinationDetails) : null,
     };
   }

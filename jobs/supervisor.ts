@@ -5,6 +5,7 @@ import { ConfigurationError } from '../connectors/errors';
 import type { Logger } from '../src/logger';
 import type { TrackerStore } from '../src/trackers/store';
 import type { Destination } from '../src/trackers/types';
+import { withDeadline } from '../src/deadline';
 import { DeliveryLoop, type DeliveryLoopOptions } from './delivery-loop';
 import { DestinationStatusStore } from './destination-status';
 import { deliveryKeys, type DestinationRef } from './keys';
@@ -25,6 +26,9 @@ interface Running {
   stop: AbortController;
   done: Promise<void>;
 }
+
+/** Longest wait for a writer to close before its lease is released anyway. */
+const CLOSE_TIMEOUT_MS = 10_000;
 
 const refKey = (ref: DestinationRef) => `${ref.trackerId}/${ref.destinationId}`;
 
@@ -121,7 +125,8 @@ export class DeliverySupervisor {
         log.warn({ err: (err as Error).message }, 'destination could not be opened');
         await status.recordError(err instanceof ConfigurationError ? err : new ConfigurationError((err as Error).message)).catch(() => undefined);
       } finally {
-        await writer?.close().catch(() => undefined);
+        // A writer wedged by a hung call may never finish closing: give it a bound.
+        if (writer) await withDeadline({ timeoutMs: CLOSE_TIMEOUT_MS, signal: new AbortController().signal, timeoutError: () => new Error('close timed out') }, () => writer!.close()).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'destination writer did not close cleanly'));
         blocking.disconnect();
         await lock.release();
         this.running.delete(key);

@@ -34,6 +34,7 @@ export async function startWorkerRuntime(
       backoff: { baseMs: d.backoffBaseMs, maxMs: d.backoffMaxMs },
       maxRecordAttempts: d.maxRecordAttempts,
       configRecheckMs: d.configRecheckMs,
+      writeTimeoutMs: d.writeTimeoutMs,
     },
   };
   const supervisor = new DeliverySupervisor(commands, store, registry, logger.child({ component: 'delivery' }), {

@@ -49,6 +49,7 @@ const EnvSchema = z.object({
   DELIVERY_BACKOFF_MAX_MS: int(60_000, 1),
   DELIVERY_MAX_RECORD_ATTEMPTS: int(10, 1),
   DELIVERY_CONFIG_RECHECK_MS: int(30_000, 10),
+  DELIVERY_WRITE_TIMEOUT_MS: int(600_000, 10),
   ROUTER_LOCK_MS: int(10_000, 100),
 });
 
@@ -122,6 +123,8 @@ export interface Config {
     maxRecordAttempts: number;
     /** While a destination is paused on a configuration error, it is tried again this often. Default 30 s. */
     configRecheckMs: number;
+    /** A destination write still unfinished after this long is abandoned and retried with backoff. Default 10 min. */
+    writeTimeoutMs: number;
     /** An ingest job whose router stopped renewing its lock is taken back after this long. Default 10 s. */
     routerLockMs: number;
   };
@@ -176,6 +179,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       backoffMaxMs: e.DELIVERY_BACKOFF_MAX_MS,
       maxRecordAttempts: e.DELIVERY_MAX_RECORD_ATTEMPTS,
       configRecheckMs: e.DELIVERY_CONFIG_RECHECK_MS,
+      writeTimeoutMs: e.DELIVERY_WRITE_TIMEOUT_MS,
       routerLockMs: e.ROUTER_LOCK_MS,
     }),
   });

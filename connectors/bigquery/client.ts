@@ -1,5 +1,6 @@
 import { BigQuery, type BigQueryOptions } from '@google-cloud/bigquery';
 import { PassThroughClient } from 'google-auth-library';
+import { withDeadline } from '../../src/deadline';
 import { RetryableError } from '../errors';
 import type { ResolvedSettings } from './config';
 import { toConnectorError } from './errors';
@@ -50,24 +51,18 @@ export function clientOptions(s: ResolvedSettings): BigQueryOptions {
  * Resolves with `promise`, or rejects when `signal` aborts or `timeoutMs` passes. The library's own
  * `timeout` option does not reach its transport (teeny-request 10 on node-fetch 3, which dropped
  * `timeout`), so the limit is kept here; an abandoned request may still land, which every write
- * tolerates (insertId, MERGE by key).
+ * tolerates (insertId plus a look-up before a re-send, MERGE by key).
  */
-async function bounded<T>(what: string, signal: AbortSignal, timeoutMs: number, promise: Promise<T>): Promise<T> {
-  promise.catch(() => undefined);
-  if (signal.aborted) throw new RetryableError('the write was stopped', { reason: 'aborted' });
-  let onAbort: (() => void) | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  const stopped = new Promise<never>((_, reject) => {
-    onAbort = () => reject(new RetryableError('the write was stopped', { reason: 'aborted' }));
-    signal.addEventListener('abort', onAbort, { once: true });
-    timer = setTimeout(() => reject(new RetryableError(`BigQuery ${what} did not answer within ${timeoutMs} ms`, { reason: 'timeout' })), timeoutMs);
-  });
-  try {
-    return await Promise.race([promise, stopped]);
-  } finally {
-    signal.removeEventListener('abort', onAbort!);
-    clearTimeout(timer);
-  }
+function bounded<T>(what: string, signal: AbortSignal, timeoutMs: number, promise: Promise<T>): Promise<T> {
+  return withDeadline(
+    {
+      timeoutMs,
+      signal,
+      timeoutError: () => new RetryableError(`BigQuery ${what} did not answer within ${timeoutMs} ms`, { reason: 'timeout' }),
+      abortError: () => new RetryableError('the write was stopped', { reason: 'aborted' }),
+    },
+    () => promise,
+  );
 }
 
 /** How long jobs.query and jobs.getQueryResults wait for a statement before answering `jobComplete: false`. */

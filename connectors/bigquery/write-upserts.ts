@@ -77,7 +77,7 @@ export async function writeUpserts(deps: WriteDeps, kind: UpsertKind, records: r
     for (const chunk of chunksBySize(rows, (r) => r.reduce((n, c) => n + Buffer.byteLength(JSON.stringify(c)) + 12, 16))) {
       await deps.api.query(sql, [structArray('rows', types, chunk)], signal, `MERGE into ${table}`);
     }
-  });
+  }, signal);
   for (const c of changes) for (const id of c.recordIds) outcomes.set(id, { status: 'ok' });
   return { outcomes };
 }

@@ -1,4 +1,6 @@
 import { sheets, type MethodOptions, type sheets_v4 } from 'googleapis/build/src/apis/sheets';
+import { withDeadline } from '../../src/deadline';
+import { RetryableError } from '../errors';
 import type { SheetsAuth } from './auth';
 import type { Budgets } from './budget';
 
@@ -33,43 +35,48 @@ export class SheetsClient {
     // The sheets module alone loads in a fraction of the time of the whole googleapis index.
     // Node's own fetch rather than gaxios' lazily imported node-fetch (an ES module that jest's
     // CommonJS runtime cannot load); gaxios documents native fetch as a supported implementation.
-    this.api = sheets({ version: 'v4', auth: opts.auth, rootUrl: opts.endpoint, retry: false, timeout: opts.timeoutMs, fetchImplementation: fetch });
+    // No `timeout` here: gaxios would combine it with our signal by `AbortSignal.any`, which Node 20
+    // can garbage-collect while a request hangs (see src/deadline.ts); each call has its own deadline.
+    this.api = sheets({ version: 'v4', auth: opts.auth, rootUrl: opts.endpoint, retry: false, fetchImplementation: fetch });
   }
 
-  private async budget(kind: 'read' | 'write', signal: AbortSignal): Promise<MethodOptions> {
+  /** Waits for the credential's read or write budget, then makes one call under its deadline. */
+  private async call<T>(kind: 'read' | 'write', what: string, signal: AbortSignal, request: (options: MethodOptions) => Promise<T>): Promise<T> {
     const budget = this.opts.budgets[kind];
     for (let wait = budget.delay(this.opts.now()); wait > 0; wait = budget.delay(this.opts.now())) await this.opts.sleep(wait, signal);
     signal.throwIfAborted();
     budget.take(this.opts.now());
-    return { signal, timeout: this.opts.timeoutMs, retry: false };
+    const timeoutMs = this.opts.timeoutMs;
+    return withDeadline(
+      { timeoutMs, signal, timeoutError: () => new RetryableError(`no answer from the Sheets API: ${what} did not answer within ${timeoutMs} ms`, { reason: 'no-response' }) },
+      (deadline) => request({ signal: deadline, retry: false }),
+    );
   }
 
   async get(spreadsheetId: string, signal: AbortSignal): Promise<Sheets> {
-    const options = await this.budget('read', signal);
-    return (await this.api.spreadsheets.get({ spreadsheetId, includeGridData: false, fields: SPREADSHEET_FIELDS }, options)).data;
+    const res = await this.call('read', 'spreadsheets.get', signal, (o) => this.api.spreadsheets.get({ spreadsheetId, includeGridData: false, fields: SPREADSHEET_FIELDS }, o));
+    return res.data;
   }
 
   async create(title: string, tabs: SheetProperties[], signal: AbortSignal): Promise<Sheets> {
-    const options = await this.budget('write', signal);
-    return (await this.api.spreadsheets.create({ requestBody: { properties: { title }, sheets: tabs.map((properties) => ({ properties })) } }, options)).data;
+    const res = await this.call('write', 'spreadsheets.create', signal, (o) => this.api.spreadsheets.create({ requestBody: { properties: { title }, sheets: tabs.map((properties) => ({ properties })) } }, o));
+    return res.data;
   }
 
   async structure(spreadsheetId: string, requests: StructureRequest[], signal: AbortSignal): Promise<sheets_v4.Schema$Response[]> {
-    const options = await this.budget('write', signal);
-    return (await this.api.spreadsheets.batchUpdate({ spreadsheetId, requestBody: { requests } }, options)).data.replies ?? [];
+    const res = await this.call('write', 'spreadsheets.batchUpdate', signal, (o) => this.api.spreadsheets.batchUpdate({ spreadsheetId, requestBody: { requests } }, o));
+    return res.data.replies ?? [];
   }
 
   /** Cells as text (FORMATTED_VALUE): headers and keys are compared as people see them. */
   async batchGet(spreadsheetId: string, ranges: string[], signal: AbortSignal): Promise<CellValue[][][]> {
-    const options = await this.budget('read', signal);
-    const res = await this.api.spreadsheets.values.batchGet({ spreadsheetId, ranges, majorDimension: 'ROWS', valueRenderOption: 'FORMATTED_VALUE' }, options);
+    const res = await this.call('read', 'values.batchGet', signal, (o) => this.api.spreadsheets.values.batchGet({ spreadsheetId, ranges, majorDimension: 'ROWS', valueRenderOption: 'FORMATTED_VALUE' }, o));
     return (res.data.valueRanges ?? []).map((vr) => (vr.values ?? []) as CellValue[][]);
   }
 
   /** RAW: strings stay strings, so `=IMPORTXML(…)` is text and never a formula. `null` leaves a cell alone, `""` clears it. */
   async batchUpdateValues(spreadsheetId: string, data: ValueRange[], signal: AbortSignal): Promise<void> {
-    const options = await this.budget('write', signal);
-    await this.api.spreadsheets.values.batchUpdate({ spreadsheetId, requestBody: { valueInputOption: 'RAW', data } }, options);
+    await this.call('write', 'values.batchUpdate', signal, (o) => this.api.spreadsheets.values.batchUpdate({ spreadsheetId, requestBody: { valueInputOption: 'RAW', data } }, o));
   }
 
   /**
@@ -77,10 +84,10 @@ export class SheetsClient {
    * grid grows by exactly the rows written. Returns `updates.updatedRange`, e.g. `events!A42:F51`.
    */
   async append(spreadsheetId: string, range: string, values: Array<Array<CellValue | null>>, signal: AbortSignal): Promise<string> {
-    const options = await this.budget('write', signal);
-    const res = await this.api.spreadsheets.values.append({ spreadsheetId, range, valueInputOption: 'RAW', insertDataOption: 'INSERT_ROWS', requestBody: { majorDimension: 'ROWS', values } }, options);
+    const request = { spreadsheetId, range, valueInputOption: 'RAW', insertDataOption: 'INSERT_ROWS', requestBody: { majorDimension: 'ROWS', values } };
+    const res = await this.call('write', 'values.append', signal, (o) => this.api.spreadsheets.values.append(request, o));
     const updated = res.data.updates?.updatedRange;
-    if (!updated) throw new Error(`values.append answered without updates.updatedRange for ${range}`);
+    if (!updated) throw new RetryableError(`values.append answered without updates.updatedRange for ${range}`, { reason: 'no-updated-range' });
     return updated;
   }
 }

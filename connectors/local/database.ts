@@ -66,16 +66,23 @@ export class Warehouse {
     private readonly releaseAfterIdleMs: number,
   ) {}
 
-  /** Runs `fn` on the open connection, with the file to itself within this process. */
+  /**
+   * Runs `fn` on the open connection, with the file to itself within this process. A call whose
+   * signal aborts while it waits for the file gives up and never runs `fn`.
+   */
   async use<T>(signal: AbortSignal | undefined, fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
-    return withFileMutex(this.file, async () => {
-      this.cancelIdle();
-      try {
-        return await fn(await this.connection(signal));
-      } finally {
-        this.scheduleIdle();
-      }
-    });
+    return withFileMutex(
+      this.file,
+      async () => {
+        this.cancelIdle();
+        try {
+          return await fn(await this.connection(signal));
+        } finally {
+          this.scheduleIdle();
+        }
+      },
+      signal,
+    );
   }
 
   /** Drops one reference; the last one closes the file. */

@@ -1,18 +1,35 @@
 /**
  * Runs work one at a time per key, within this process: each call waits for the previous call on
  * the same key to settle (whether it succeeded or not). Keys with no work waiting are forgotten.
+ * A call given a signal stops waiting when it aborts (rejecting with its reason), and its `fn`
+ * never runs: work abandoned while queued must not land later, out of order.
  */
-export function createKeyedMutex(): <T>(key: string, fn: () => Promise<T>) => Promise<T> {
+export function createKeyedMutex(): <T>(key: string, fn: () => Promise<T>, signal?: AbortSignal) => Promise<T> {
   const tails = new Map<string, Promise<unknown>>();
-  return async <T>(key: string, fn: () => Promise<T>): Promise<T> => {
+  return async <T>(key: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> => {
+    signal?.throwIfAborted();
     const previous = tails.get(key) ?? Promise.resolve();
-    const run = previous.then(fn, fn);
+    const turn = () => {
+      signal?.throwIfAborted();
+      return fn();
+    };
+    const run = previous.then(turn, turn);
     const tail = run.catch(() => undefined);
     tails.set(key, tail);
     try {
-      return await run;
+      return await (signal ? untilAborted(run, signal) : run);
     } finally {
       if (tails.get(key) === tail) tails.delete(key);
     }
   };
+}
+
+/** `p`, or a rejection with the signal's reason as soon as it aborts. */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  return Promise.race([p, aborted]).finally(() => signal.removeEventListener('abort', onAbort!));
 }

@@ -50,6 +50,11 @@ ${backlogLine(trackerId, backlog)}` : hint;
   for (const d of list.filter((v) => v.enabled && v.status.paused)) {
     out.push(`\n${d.id} is paused until its settings or access are fixed: ${d.status.paused}\n  check: tributary destinations test ${trackerId} ${d.id}`);
   }
+  for (const d of list.filter((v) => v.status.attempts > 0)) {
+    const since = d.status.writingSince ? ` since ${d.status.writingSince}` : '';
+    const next = d.status.retryAt ? `; next attempt at ${d.status.retryAt}` : '';
+    out.push(`\n${d.id} is retrying a batch of ${d.status.inFlight} record${d.status.inFlight === 1 ? '' : 's'}${since}: ${d.status.attempts} failed attempt${d.status.attempts === 1 ? '' : 's'}${next}`);
+  }
   // Moved by the router with the tracker's next record; until then the count stays visible.
   if (backlog > 0) out.push(`\n${backlogLine(trackerId, backlog)}`);
   for (const d of list.filter((v) => v.status.details)) {

@@ -2,7 +2,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { createDefaultRegistry } from '../../connectors';
-import { ConfigurationError } from '../../connectors/errors';
+import { ConfigurationError, RetryableError } from '../../connectors/errors';
 import { DestinationStatusStore } from '../../jobs/destination-status';
 import { deliveryKeys, trackerBacklogKey } from '../../jobs/keys';
 import type { DestinationView } from '../../src/trackers/delivery-admin';
@@ -106,6 +106,17 @@ test('list shows each destination with its delivery status', async () => {
   expect(list[1]).toMatchObject({ settings: { spreadsheetId: 'abc' }, status: { paused: 'the service account cannot open spreadsheet abc' } });
   await seedTracker(store, 'bare');
   expect(await cli.ok(['destinations', 'list', 'bare'])).toBe('Tracker bare has no destinations. Add one: tributary destinations add bare --type local\n');
+});
+
+test('list says when a destination is retrying a batch, since when, and when it tries next', async () => {
+  await seedTracker(store, 'retrying', [{ id: 'bq', type: 'local' }]);
+  const status = new DestinationStatusStore(redis, deliveryKeys(prefix, { trackerId: 'retrying', destinationId: 'bq' }));
+  await status.startBatch(120, '1-0', new Date('2024-05-03T00:00:00.000Z'));
+  await status.recordError(new RetryableError('the write did not finish within 600000 ms; abandoned, to be retried', { reason: 'timeout' }), new Date('2024-05-03T00:10:00.000Z'), { attempts: 2, at: new Date('2024-05-03T00:10:02.000Z') });
+  const text = await cli.ok(['destinations', 'list', 'retrying']);
+  expect(text).toContain('bq is retrying a batch of 120 records since 2024-05-03T00:00:00.000Z: 2 failed attempts; next attempt at 2024-05-03T00:10:02.000Z');
+  const [view] = JSON.parse(await cli.ok(['destinations', 'list', 'retrying', '--json'])) as DestinationView[];
+  expect(view!.status).toMatchObject({ inFlight: 120, attempts: 2, writingSince: '2024-05-03T00:00:00.000Z', retryAt: '2024-05-03T00:10:02.000Z', lastError: { kind: 'retryable' } });
 });
 
 test('list says how many records wait in the backlog of a tracker without destination', async () => {

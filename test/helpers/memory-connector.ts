@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ConnectorError } from '../../connectors/errors';
-import type { Connector, DestinationWriter, RecordOutcome } from '../../connectors/types';
+import type { Connector, DestinationWriter, RecordOutcome, WriteOptions } from '../../connectors/types';
 import type { TrackedRecord } from '../../src/records/types';
 
 /** What a memory destination holds, and the faults a test can switch on. */
@@ -15,6 +15,15 @@ export interface MemoryDestination {
   attempts: Map<string, number>;
   /** Held open while set: lets a test observe a write in progress. */
   gate: Promise<void> | undefined;
+  /**
+   * Hung writes to answer, in order: `abortable` never answers but stops when its signal aborts
+   * (a hung request whose abort still works); `deaf` never settles at all (a wedged library).
+   */
+  hangNext: Array<'abortable' | 'deaf'>;
+  /** The options of every write, in call order. */
+  writeOptions: Array<WriteOptions | undefined>;
+  /** Writers opened for this destination so far. */
+  opened: number;
 }
 
 export const memoryDestinations = new Map<string, MemoryDestination>();
@@ -22,7 +31,7 @@ export const memoryDestinations = new Map<string, MemoryDestination>();
 export function memoryDestination(name: string): MemoryDestination {
   let d = memoryDestinations.get(name);
   if (!d) {
-    d = { events: new Map(), users: new Map(), writes: 0, failNext: [], recordFaults: new Map(), attempts: new Map(), gate: undefined };
+    d = { events: new Map(), users: new Map(), writes: 0, failNext: [], recordFaults: new Map(), attempts: new Map(), gate: undefined, hangNext: [], writeOptions: [], opened: 0 };
     memoryDestinations.set(name, d);
   }
   return d;
@@ -37,8 +46,13 @@ export function createMemoryConnector(batch = { maxRecords: 100, maxAgeMs: 20 })
     batch,
     async open(ctx): Promise<DestinationWriter> {
       const dest = memoryDestination(ctx.settings.name);
+      dest.opened++;
       return {
-        async write(records): Promise<RecordOutcome[]> {
+        async write(records, signal, options): Promise<RecordOutcome[]> {
+          dest.writeOptions.push(options);
+          const hang = dest.hangNext.shift();
+          if (hang === 'deaf') return new Promise<never>(() => undefined);
+          if (hang === 'abortable') return new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true }));
           if (dest.gate) await dest.gate;
           dest.writes++;
           const fault = dest.failNext.shift();

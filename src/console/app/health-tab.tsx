@@ -50,7 +50,10 @@ function HealthTable({ destinations }: { destinations: DestinationView[] }) {
                 {!d.enabled && <span class="badge muted">disabled</span>}
               </th>
               <td>{formatCount(d.status.queued)}</td>
-              <td>{formatCount(d.status.inFlight)}</td>
+              <td>
+                {formatCount(d.status.inFlight)}
+                {d.status.attempts > 0 && <span class="muted"> attempt {d.status.attempts + 1}{d.status.retryAt ? ` at ${formatTime(d.status.retryAt)}` : ''}</span>}
+              </td>
               <td>{formatCount(d.status.delivered)}</td>
               <td class={d.status.deadLettered > 0 ? 'warn' : undefined}>{formatCount(d.status.deadLettered)}</td>
               <td>{formatDuration(d.status.lagMs)}</td>

@@ -78,6 +78,9 @@ export interface DestinationStatus {
   lastDeliveredAt: string | null;
   lastError: { kind: string; message: string; at: string } | null;
   paused: string | null;
+  writingSince: string | null;
+  attempts: number;
+  retryAt: string | null;
   details: Record<string, string | number | boolean | null> | null;
 }
 

@@ -13,7 +13,7 @@ import { json, PROJECT, readerClient, uniqueDataset } from './helpers';
 jest.mock('teeny-request', () => jest.requireActual<typeof import('../../fakes/bigquery/jest-transport')>('../../fakes/bigquery/jest-transport').teenyRequestOnNativeFetch());
 
 /** HTTP → queue → worker → BigQuery (the fake, through the real client), read back with queries. */
-const FAST = { discoverIntervalMs: 50, leaseMs: 5000, delivery: { backoff: { baseMs: 10, maxMs: 100 }, maxRecordAttempts: 50, configRecheckMs: 200, pollMs: 100 } };
+const FAST = { discoverIntervalMs: 50, leaseMs: 5000, delivery: { backoff: { baseMs: 10, maxMs: 100 }, maxRecordAttempts: 50, configRecheckMs: 200, pollMs: 100, writeTimeoutMs: 30_000 } };
 const dataset = uniqueDataset('e2e');
 let fake: BigQueryFake;
 let api: TestApi;

@@ -9,7 +9,7 @@ import { waitFor } from '../../helpers/wait';
 import { SheetsFake } from '../../fakes/sheets';
 import { rowsOf } from './harness';
 
-const FAST = { discoverIntervalMs: 50, leaseMs: 2000, delivery: { backoff: { baseMs: 10, maxMs: 50 }, maxRecordAttempts: 5, configRecheckMs: 100, pollMs: 100 } };
+const FAST = { discoverIntervalMs: 50, leaseMs: 2000, delivery: { backoff: { baseMs: 10, maxMs: 50 }, maxRecordAttempts: 5, configRecheckMs: 100, pollMs: 100, writeTimeoutMs: 30_000 } };
 
 let fake: SheetsFake;
 let api: TestApi;

@@ -1,5 +1,6 @@
 import { RetryableError } from '../../../connectors/errors';
 import { TRUNCATION_MARKER } from '../../../connectors/google-sheets';
+import { collectGarbageOften } from '../../helpers/gc';
 import { event, OK, rowsOf, startHarness, type Harness } from './harness';
 
 let h: Harness;
@@ -101,6 +102,23 @@ test('5xx and timeouts: RetryableError, nothing doubled, and googleapis itself r
   expect(rowsOf(h.tab(TAB)).map((r) => r.n)).toEqual([0, 1]);
   expect(h.fake.counts((r) => r.method === 'values.append')).toEqual({ 'values.append': 4 });
 });
+
+test('a call that never answers is given up at requestTimeoutMs even while garbage is collected, then retried once', async () => {
+  const w = await h.open({ requestTimeoutMs: 300 });
+  await h.write(w, [event(h.clock, { n: 0 })]);
+  const batch = [event(h.clock, { n: 1 }), event(h.clock, { n: 2 })];
+  const stopGc = collectGarbageOften(10);
+  try {
+    h.fake.faults.add({ kind: 'hang' }, { method: 'values.batchGet' });
+    await expect(h.write(w, batch)).rejects.toMatchObject({ kind: 'retryable', details: { reason: 'no-response' }, message: expect.stringContaining('values.batchGet did not answer within 300 ms') });
+    h.fake.faults.add({ kind: 'hang' }, { method: 'values.append' });
+    await expect(h.write(w, batch)).rejects.toMatchObject({ kind: 'retryable', details: { reason: 'no-response' } });
+  } finally {
+    stopGc();
+  }
+  expect(await h.write(w, batch)).toEqual([OK, OK]);
+  expect(rowsOf(h.tab(TAB)).map((r) => r.n)).toEqual([0, 1, 2]);
+}, 15_000);
 
 test('monthly rollover: events go to the tab of their UTC month; a batch across midnight writes both', async () => {
   h.clock.set(Date.UTC(2026, 10, 30, 23, 59, 59));

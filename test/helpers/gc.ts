@@ -1,0 +1,16 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+/**
+ * Runs a full garbage collection every `everyMs` until the returned function is called, as
+ * `node --expose-gc` with frequent collections would: a timeout whose signal nothing holds
+ * strongly (nodejs/node#57736) is collected before it fires.
+ */
+export function collectGarbageOften(everyMs = 20): () => void {
+  gc();
+  const timer = setInterval(gc, everyMs);
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,76 @@
+import { randomUUID } from 'node:crypto';
+import { ConnectorRegistry } from '../../connectors/registry';
+import { DestinationStatusStore } from '../../jobs/destination-status';
+import { deliveryKeys } from '../../jobs/keys';
+import { startWorkerRuntime, type WorkerRuntime } from '../../jobs/worker-runtime';
+import { createLogger } from '../../src/logger';
+import { startTestApi, type TestApi } from '../helpers/api';
+import { collectGarbageOften } from '../helpers/gc';
+import { createMemoryConnector, memoryDestination } from '../helpers/memory-connector';
+import { TEST_REDIS_URL } from '../helpers/redis';
+import { waitFor } from '../helpers/wait';
+
+/** The delivery loop's own deadline: a write that never answers is abandoned and retried, never waited on for good. */
+const WRITE_TIMEOUT_MS = 300;
+const FAST = { discoverIntervalMs: 50, leaseMs: 2000, delivery: { backoff: { baseMs: 10, maxMs: 50 }, maxRecordAttempts: 3, configRecheckMs: 100, pollMs: 100, writeTimeoutMs: WRITE_TIMEOUT_MS } };
+
+let api: TestApi;
+let worker: WorkerRuntime;
+let stopGc: () => void;
+const name = `hang-${randomUUID()}`;
+
+beforeAll(async () => {
+  api = await startTestApi({}, { destinations: [{ id: 'm', type: 'memory', enabled: true, settings: { name } }] });
+  worker = await startWorkerRuntime(api.config, TEST_REDIS_URL, new ConnectorRegistry([createMemoryConnector() as never]), createLogger('silent'), FAST);
+  stopGc = collectGarbageOften();
+});
+afterAll(async () => {
+  stopGc();
+  await worker.close();
+  await api.close();
+});
+
+const post = (body: unknown) => api.http.post('/v3/event').set('Authorization', `Tracker ${api.token}`).send(body as object);
+const status = () => new DestinationStatusStore(api.runtime.redis, deliveryKeys(api.prefix, { trackerId: api.tracker.id, destinationId: 'm' })).read();
+
+test('a write that never answers is abandoned at the deadline, shown in the status, and retried as a resend', async () => {
+  const dest = memoryDestination(name);
+  dest.hangNext.push('abortable');
+  const writesBefore = dest.writeOptions.length;
+  const id: string = (await post({ _event: 'hung' })).body.id;
+  const stalled = await waitFor(async () => {
+    const s = await status();
+    return s.lastError?.message.includes('abandoned') ? s : undefined;
+  }, { message: 'the abandoned write in the status' });
+  expect(stalled).toMatchObject({ inFlight: 1, attempts: 1, lastError: { kind: 'retryable' } });
+  expect(stalled.writingSince).not.toBeNull();
+  expect(stalled.retryAt).not.toBeNull();
+  await waitFor(() => dest.events.has(id), { message: 'delivery after the abandoned write' });
+  expect([...dest.events.values()].filter((e) => e.event === 'hung')).toHaveLength(1);
+  // The first attempt was a fresh write; the retry knows its records may have landed already.
+  expect(dest.writeOptions.slice(writesBefore)).toEqual([{ resend: false }, { resend: true }]);
+  const after = await waitFor(async () => {
+    const s = await status();
+    return s.inFlight === 0 && s.queued === 0 ? s : undefined;
+  });
+  expect(after).toMatchObject({ writingSince: null, attempts: 0, retryAt: null });
+});
+
+test('a writer whose hung write ignores the abort is closed and opened afresh; the batch is delivered once', async () => {
+  const dest = memoryDestination(name);
+  dest.hangNext.push('deaf');
+  const openedBefore = dest.opened;
+  const id: string = (await post({ _event: 'wedged' })).body.id;
+  await waitFor(() => dest.events.has(id), { timeoutMs: 15_000, message: 'delivery by a new writer' });
+  expect(dest.opened).toBe(openedBefore + 1);
+  expect([...dest.events.values()].filter((e) => e.event === 'wedged')).toHaveLength(1);
+  // The new writer is told the batch may have been written by the one before it.
+  expect(dest.writeOptions[dest.writeOptions.length - 1]).toEqual({ resend: true });
+});
+
+test('records after the ones sent before are fresh writes again', async () => {
+  const dest = memoryDestination(name);
+  const id: string = (await post({ _event: 'calm' })).body.id;
+  await waitFor(() => dest.events.has(id));
+  expect(dest.writeOptions[dest.writeOptions.length - 1]).toEqual({ resend: false });
+});
