@@ -12,7 +12,9 @@ export { baseColumnName, hashedColumnName } from './names';
  * ## Tables
  * Created on first use, with the dataset when it is missing (in `location`, default `US`):
  * - `events`: one row per event, partitioned by day on `_event_at`, clustered by `_event`, `_uid`;
- *   appended with tabledata.insertAll, `insertId` = `_id`.
+ *   appended with tabledata.insertAll, `insertId` = `_id`. Events that may have landed already (a
+ *   resend, or an attempt of this writer that got no answer) are looked up first (stored-events.ts)
+ *   and not sent again: insertIds are forgotten after about a minute, a retry may come hours later.
  * - `users` (one row per `_uid`) and `sessions` (one row per `_sid`), clustered by their key;
  *   written only by MERGE, never streamed (rows in the streaming buffer cannot be updated by DML).
  * Columns: the reserved ones (`_id`, `_uid`, `_sid`, `_event` STRING; `_event_at`, `_received_at`

@@ -27,6 +27,11 @@ export function stringArray(name: string, values: readonly string[]): QueryParam
   return { name, parameterType: { type: 'ARRAY', arrayType: { type: 'STRING' } }, parameterValue: { arrayValues: values.map((value) => ({ value })) } };
 }
 
+/** A `TIMESTAMP` scalar. */
+export function timestamp(name: string, at: Date): QueryParameter {
+  return { name, parameterType: { type: 'TIMESTAMP' }, parameterValue: { value: at.toISOString() } };
+}
+
 /** `ARRAY<STRUCT<c0 type0, c1 type1, …>>` from rows of cells in field order. */
 export function structArray(name: string, fieldTypes: readonly string[], rows: ReadonlyArray<ReadonlyArray<string | null>>): QueryParameter {
   const fields = fieldTypes.map((_, i) => `c${i}`);

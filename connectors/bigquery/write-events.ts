@@ -5,6 +5,7 @@ import type { RecordOutcome } from '../types';
 import type { InsertRow, RowErrors } from './client';
 import { cellValue, planColumns, type PropertyColumn, type TableState } from './columns';
 import { foldName } from './names';
+import { storedEventIds } from './stored-events';
 import { PROPERTIES_COLUMN } from './tables';
 import { withTableLock } from './table-lock';
 import type { PartResult, WriteDeps } from './write-part';
@@ -94,19 +95,25 @@ function chunk(rows: ReadonlyArray<{ row: InsertRow; bytes: number }>): InsertRo
 
 /**
  * Events: one row each, appended with tabledata.insertAll, `insertId` = record id (BigQuery drops
- * a row whose insertId it has seen in the last minute or so, so a re-send after a lost answer does
- * not double it). New properties get columns first (tables.patch). Per-row `insertErrors` become
+ * a row whose insertId it has seen in the last minute or so). Events that may have landed already
+ * (`mayBeStored`) are looked up first and not sent again, so a re-send does not double them however
+ * late it comes. New properties get columns first (tables.patch). Per-row `insertErrors` become
  * per-record outcomes; a request that fails as a whole leaves its rows unsettled (`error`).
  */
-export async function writeEvents(deps: WriteDeps, records: readonly TrackedRecord[], signal: AbortSignal): Promise<PartResult> {
+export async function writeEvents(deps: WriteDeps, records: readonly TrackedRecord[], signal: AbortSignal, mayBeStored: (id: string) => boolean = () => false): Promise<PartResult> {
   const outcomes = new Map<string, RecordOutcome>();
   const seen = new Set<string>();
-  const events = records.filter((r) => !seen.has(r.id) && seen.add(r.id));
+  let events = records.filter((r) => !seen.has(r.id) && seen.add(r.id));
   const table = deps.schema.tableName('event');
   let state = await deps.schema.table('event', signal);
+  const stored = await storedEventIds(deps, table, events.filter((r) => mayBeStored(r.id)), signal);
+  if (stored.size > 0) {
+    for (const id of stored) outcomes.set(id, { status: 'ok' });
+    events = events.filter((r) => !stored.has(r.id));
+  }
   const plan = planColumns(state, events.map((r) => r.properties), deps.settings.maxColumns);
   if (plan.add.length > 0) {
-    state = await withTableLock(`${deps.settings.projectId}:${deps.settings.dataset}.${table}`, () => deps.schema.evolve('event', state, plan, signal));
+    state = await withTableLock(`${deps.settings.projectId}:${deps.settings.dataset}.${table}`, () => deps.schema.evolve('event', state, plan, signal), signal);
   }
 
   const sized: Array<{ row: InsertRow; bytes: number }> = [];

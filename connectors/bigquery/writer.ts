@@ -32,6 +32,8 @@ export function createBigQueryWriter(ctx: DestinationContext<BigQuerySettings>):
   const schema = new SchemaCache(api, settings);
   const deps: WriteDeps = { api, schema, settings };
   const written = new RecentIds(200_000);
+  /** Events sent without a definite answer: looked up before they are sent again. */
+  const unsure = new RecentIds(200_000);
   let closed = false;
 
   const guard = (signal: AbortSignal) => {
@@ -39,17 +41,17 @@ export function createBigQueryWriter(ctx: DestinationContext<BigQuerySettings>):
     if (signal.aborted) throw new RetryableError('the write was stopped before it started', { reason: 'aborted' });
   };
 
-  const runPart = (kind: RecordKind, records: readonly TrackedRecord[], signal: AbortSignal): Promise<PartResult> =>
-    kind === 'event' ? writeEvents(deps, records, signal) : writeUpserts(deps, kind, records, signal);
+  const runPart = (kind: RecordKind, records: readonly TrackedRecord[], signal: AbortSignal, resend: boolean): Promise<PartResult> =>
+    kind === 'event' ? writeEvents(deps, records, signal, (id) => resend || unsure.has(id)) : writeUpserts(deps, kind, records, signal);
 
   return {
-    async write(records, signal) {
+    async write(records, signal, options) {
       guard(signal);
       const pending = records.filter((r) => !written.has(r.id));
       if (pending.length === 0) return records.map(() => OK);
       await schema.ensureDataset(signal);
       const groups = KINDS.map((kind) => ({ kind, records: pending.filter((r) => r.kind === kind) })).filter((g) => g.records.length > 0);
-      const settled = await Promise.allSettled(groups.map((g) => runPart(g.kind, g.records, signal)));
+      const settled = await Promise.allSettled(groups.map((g) => runPart(g.kind, g.records, signal, options?.resend ?? false)));
       const outcomes = new Map<string, RecordOutcome>();
       const errors: ConnectorError[] = [];
       settled.forEach((s, i) => {
@@ -60,6 +62,7 @@ export function createBigQueryWriter(ctx: DestinationContext<BigQuerySettings>):
         } else if (error) errors.push(error);
       });
       for (const [id, o] of outcomes) if (o.status === 'ok') written.add(id);
+      for (const r of pending) if (r.kind === 'event' && !outcomes.has(r.id)) unsure.add(r.id);
       if (errors.length > 0) {
         // A deleted dataset or table: look it up (and recreate it) on the retry.
         if (errors.some((e) => e.details.status === 404)) schema.forget();

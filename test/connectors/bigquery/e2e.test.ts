@@ -1,6 +1,8 @@
 import { bigqueryConnector } from '../../../connectors/bigquery';
 import type { Connector } from '../../../connectors/types';
 import { ConnectorRegistry } from '../../../connectors/registry';
+import { DestinationStatusStore } from '../../../jobs/destination-status';
+import { deliveryKeys } from '../../../jobs/keys';
 import { startWorkerRuntime, type WorkerRuntime } from '../../../jobs/worker-runtime';
 import { createLogger } from '../../../src/logger';
 import { startBigQueryFake, type BigQueryFake } from '../../fakes/bigquery';
@@ -84,8 +86,11 @@ test('a storm of 5xx, quota errors and lost answers: every record lands exactly 
     await post('/v3/event', Array.from({ length: 40 }, (_, i) => ({ _event: 'storm', n: b * 40 + i })));
     await post('/v3/user', [{ _uid: `storm-${b}`, batch: b }, { _uid: 'storm-all', [`seen_${b}`]: true }]);
   }
-  // Every fault is used up: the retries after the last lost answer have run too.
-  await waitFor(() => fake.faults.fired['tabledata.insertAll'] === 6 && fake.faults.fired['jobs.query'] === 4, { timeoutMs: 20_000, message: 'all faults used' });
+  // The faults have hit, and the destination has confirmed everything: the retries after the last
+  // lost answer have run too. (A retry after a lost insertAll finds its rows and sends none again,
+  // so the second lost answer may find no insertAll left to hit.)
+  const status = new DestinationStatusStore(api.runtime.redis, deliveryKeys(api.prefix, { trackerId: api.tracker.id, destinationId: 'bq' }));
+  await waitFor(async () => (fake.faults.fired['tabledata.insertAll'] ?? 0) >= 5 && (fake.faults.fired['jobs.query'] ?? 0) >= 4 && (await status.read()).queued === 0, { timeoutMs: 20_000, message: 'faults used and everything confirmed' });
   const events = await rowsOf("SELECT n FROM `@@.events` WHERE _event = 'storm' ORDER BY n", 200, '200 storm events');
   expect(events.map((e) => e.n)).toEqual(Array.from({ length: 200 }, (_, i) => i));
   await rowsOf("SELECT _uid FROM `@@.users` WHERE STARTS_WITH(_uid, 'storm-')", 6, 'six storm users');

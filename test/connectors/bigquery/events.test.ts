@@ -87,13 +87,15 @@ it('retries rows refused because a new column has not reached streaming yet', as
   }
 });
 
-it('writes each event once when an answer is lost after the rows landed (insertId = record id)', async () => {
+it('writes each event once when an answer is lost after the rows landed: the retry finds them and sends nothing', async () => {
   bq.fake.faults.inject('tabledata.insertAll', { kind: 'lose-response' });
   const events = Array.from({ length: 10 }, (_, i) => event('lost', { i }));
   await expect(bq.fx.write(events)).rejects.toBeInstanceOf(RetryableError);
+  expect(bq.fake.calls['jobs.query']).toBeUndefined();
   expect(statuses(await bq.fx.write(events))).toEqual(Array(10).fill('ok'));
   expect(await count()).toBe(10);
-  expect(bq.fake.stats.rowsDeduplicated).toBe(10);
+  expect(bq.fake.calls['tabledata.insertAll']).toBe(1);
+  expect(bq.fake.stats.rowsDeduplicated).toBe(0);
 });
 
 it('after a partial failure, re-sends only what did not land, even without BigQuery’s deduplication', async () => {

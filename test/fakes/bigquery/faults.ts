@@ -9,6 +9,8 @@ export type Fault =
   | { kind: 'lose-response' }
   /** Wait `ms` before handling: a client with a shorter timeout gives up, the call still lands. */
   | { kind: 'delay'; ms: number }
+  /** Never answer and apply nothing (until the fake closes): a connection that hangs. */
+  | { kind: 'hang' }
   /** jobs.query only: run the statement but answer `jobComplete: false`, as a slow query does; the results wait at jobs.getQueryResults. */
   | { kind: 'incomplete' };
 

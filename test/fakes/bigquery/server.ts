@@ -111,6 +111,7 @@ export async function startBigQueryFake(options: BigQueryFakeOptions = {}): Prom
     const call: Call = { path, query: url.searchParams, body };
     const fault = faults.take({ method, path, body });
     if (fault?.kind === 'error') return send(res, fault.status, errorBody(new FakeApiError(fault.status, fault.reason, fault.message ?? `Injected ${fault.reason}`)));
+    if (fault?.kind === 'hang') return;
     if (fault?.kind === 'delay') await new Promise((r) => setTimeout(r, fault.ms));
     let status = 200;
     let answer: unknown;
