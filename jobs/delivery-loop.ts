@@ -11,12 +11,15 @@ import { streamIdTime, type DeliveryKeys } from './keys';
 import type { LeaderLock } from './leader-lock';
 
 /**
- * Moves the cursor past a delivered batch, if this process still holds the lease.
+ * Moves the cursor past a delivered batch, if this process still holds the lease. Confirming the
+ * same batch again changes nothing: ioredis re-sends a command whose answer was lost when the
+ * connection dropped, and Redis may have run it already.
  * KEYS: lock, cursor, stream, status. ARGV: lease token, last id of the batch, the id right after
  * it (the stream is trimmed below that), records in the batch, delivery time.
  */
 const CONFIRM = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if redis.call('GET', KEYS[2]) == ARGV[2] then return 1 end
 redis.call('SET', KEYS[2], ARGV[2])
 redis.call('XTRIM', KEYS[3], 'MINID', ARGV[3])
 redis.call('HINCRBY', KEYS[4], 'delivered', ARGV[4])
