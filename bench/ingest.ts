@@ -12,12 +12,14 @@ import { startTributary, type BenchTracker, type ServerCounts } from './tributar
 
 /**
  * `npm run bench:ingest [-- --duration 10 --warmup 3 --connections 50 --batch-size 100
- *  --processes 1,2 --only baseline,floor,single,batch --cpu-prof DIR]`, or the `BENCH_*` variables below.
+ *  --processes 1,2 --only baseline,floor,single,keyed,batch --cpu-prof DIR]`, or the `BENCH_*` variables below.
  *
  * In one run: a bare node:http server that parses JSON and answers 204; the floor of the fixed
  * shape (Koa and @koa/router answering the contract's 202, doing nothing else); then Tributary's real
  * server (`src/server.ts api`) once per API_PROCESSES value, each loaded by autocannon in a
- * process of its own with ~300-byte events, then with arrays of events. Afterwards every 2xx is
+ * process of its own with ~300-byte events, then the same with an `Idempotency-Key` per request
+ * (deduplicated: the ratio to the unkeyed run, and Redis bytes per remembered key), then with
+ * arrays of events. Afterwards every 2xx is
  * checked against the records found in the BullMQ queue, and the benchmark's Redis prefix is
  * deleted. All traffic goes to 127.0.0.1. Figures: bench/RESULTS.md.
  */
@@ -57,8 +59,8 @@ const settings = {
   batchSize: setting(args['batch-size'], 'BENCH_BATCH_SIZE', 100),
   /** The API_PROCESSES values to measure, one server each, in order. Default 1,2. */
   processes: processCounts(args.processes ?? process.env.BENCH_PROCESSES ?? '1,2'),
-  /** Comma-separated subset of baseline,floor,single,batch. Default all four. */
-  only: new Set((args.only ?? process.env.BENCH_ONLY ?? 'baseline,floor,single,batch').split(',')),
+  /** Comma-separated subset of baseline,floor,single,keyed,batch. Default all five. */
+  only: new Set((args.only ?? process.env.BENCH_ONLY ?? 'baseline,floor,single,keyed,batch').split(',')),
   /** Extra node flags for the Tributary server processes, space-separated (e.g. `--max-semi-space-size=64`). Default none. */
   serverNodeArgs: (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
   /** Directory for V8 CPU profiles of the Tributary processes (node --cpu-prof). Default none. */
@@ -82,6 +84,7 @@ interface TributaryRun {
   processes: number;
   tracker: BenchTracker;
   recordsPerRequest: number;
+  keyed: boolean;
   result: RunFigures;
   server: ServerCounts;
 }
@@ -107,6 +110,18 @@ function report(label: string, r: RunFigures, recordsPerRequest: number): void {
     `${label.padEnd(30)} ${perSecond.padEnd(34)} p50 ${fmt(r.p50)} ms  p90 ${fmt(r.p90)} ms  p99 ${fmt(r.p99)} ms  max ${fmt(r.max)} ms` +
       `  | cpu s: server ${fmt(r.serverCpu, 1)} (${fmt((r.serverCpu * 1e6) / Math.max(r.responses, 1))} µs/req) load ${fmt(r.loaderCpu, 1)} redis ${fmt(r.redisCpu, 1)} other ${fmt(r.otherCpu, 1)}${failures}${busy}`,
   );
+}
+
+/** Keys remembered for a tracker's deduplication, and the Redis memory of their hourly sets. */
+async function rememberedKeyBytes(redis: Redis, prefix: string, trackerId: string): Promise<{ keys: number; sets: number; bytes: number }> {
+  const sets = await redis.keys(`${prefix}:seen:${trackerId}:*`);
+  let keys = 0;
+  let bytes = 0;
+  for (const set of sets) {
+    keys += await redis.scard(set);
+    bytes += Number(await redis.memory('USAGE', set, 'SAMPLES', 0));
+  }
+  return { keys, sets: sets.length, bytes };
 }
 
 function verdict(ratio: number, p99: number): string {
@@ -138,13 +153,14 @@ async function main(): Promise<void> {
     buildChildren();
     const loader = spawn('load-generator.ts');
     await nextMessage(loader, 'ready');
-    const plan = (port: number, path: string, recordsPerRequest: number, duration: number, authorization?: string, seed = 1): LoadPlan => ({
+    const plan = (port: number, path: string, recordsPerRequest: number, duration: number, authorization?: string, seed = 1, keyed = false): LoadPlan => ({
       url: `http://127.0.0.1:${port}`,
       path,
       connections: settings.connections,
       duration,
       recordsPerRequest,
       seed,
+      keyed,
       ...(authorization ? { authorization } : {}),
     });
 
@@ -172,28 +188,35 @@ async function main(): Promise<void> {
     }
 
     const runs: TributaryRun[] = [];
-    if (settings.only.has('single') || settings.only.has('batch')) {
+    if (settings.only.has('single') || settings.only.has('keyed') || settings.only.has('batch')) {
       for (const processes of settings.processes) {
-        const trackers: BenchTracker[] = ['warmup', 'single', 'batch'].map((id) => ({ id: `bench-x${processes}-${id}`, token: generateToken() }));
-        const [warm, single, batch] = trackers as [BenchTracker, BenchTracker, BenchTracker];
+        const trackers: BenchTracker[] = ['warmup', 'single', 'keyed', 'batch'].map((id) => ({ id: `bench-x${processes}-${id}`, token: generateToken() }));
+        const [warm, single, keyed, batch] = trackers as [BenchTracker, BenchTracker, BenchTracker, BenchTracker];
         const auth = (t: BenchTracker) => `Tracker ${t.token}`;
         const nodeArgs = [...settings.serverNodeArgs, ...(settings.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProfDir}`] : [])];
         const server = await startTributary({ redis, redisUrl: settings.redisUrl, prefix, trackers, processes, nodeArgs });
         stops.push(server.stop);
         const label = `tributary API_PROCESSES=${processes}`;
-        const measure = async (tracker: BenchTracker, recordsPerRequest: number, name: string): Promise<void> => {
-          if (settings.warmup > 0) await load(loader, server.pids, redis, plan(server.port, '/v3/event', recordsPerRequest, settings.warmup, auth(warm), 99));
+        const measure = async (tracker: BenchTracker, recordsPerRequest: number, name: string, keys = false): Promise<RunFigures> => {
+          if (settings.warmup > 0) await load(loader, server.pids, redis, plan(server.port, '/v3/event', recordsPerRequest, settings.warmup, auth(warm), 99, keys));
           const before = await server.idleCounts();
-          const result = await load(loader, server.pids, redis, plan(server.port, '/v3/event', recordsPerRequest, settings.duration, auth(tracker)));
+          const result = await load(loader, server.pids, redis, plan(server.port, '/v3/event', recordsPerRequest, settings.duration, auth(tracker), 1, keys));
           const after = await server.idleCounts();
           report(`${label} ${name}`, result, recordsPerRequest);
-          runs.push({ processes, tracker, recordsPerRequest, result, server: { answered: after.answered - before.answered, records: after.records - before.records } });
+          runs.push({ processes, tracker, recordsPerRequest, keyed: keys, result, server: { answered: after.answered - before.answered, records: after.records - before.records } });
           if (baseline && recordsPerRequest === 1) {
             const ratio = result.requestsPerSecond / baseline.requestsPerSecond;
             console.log(`${''.padEnd(30)} ratio to the baseline: ${fmt(ratio, 3)}×   ${verdict(ratio, result.p99)}`);
           }
+          return result;
         };
-        if (settings.only.has('single')) await measure(single, 1, 'POST /v3/event');
+        const plain = settings.only.has('single') ? await measure(single, 1, 'POST /v3/event') : undefined;
+        if (settings.only.has('keyed')) {
+          const withKeys = await measure(keyed, 1, 'POST, Idempotency-Key', true);
+          if (plain) console.log(`${''.padEnd(30)} ratio with keys to without: ${fmt(withKeys.requestsPerSecond / plain.requestsPerSecond, 3)}×   (cost goal ≤ 10 %)`);
+          const memory = await rememberedKeyBytes(redis, prefix, keyed.id);
+          console.log(`${''.padEnd(30)} remembered keys: ${fmt(memory.keys)} in ${memory.sets} hourly set(s), ${fmt(memory.bytes / Math.max(memory.keys, 1), 1)} bytes per key (MEMORY USAGE; goal ≤ 64)`);
+        }
         if (settings.only.has('batch')) await measure(batch, settings.batchSize, `arrays of ${settings.batchSize}`);
         stops.pop();
         const code = await server.stop();
@@ -226,7 +249,8 @@ async function main(): Promise<void> {
     console.log(`summary${baseline ? ` (baseline ${fmt(baseline.requestsPerSecond)} req/s, p99 ${fmt(baseline.p99)} ms)` : ''}:`);
     if (floor) console.log(`  floor (Koa + router, 202, no work): ${fmt(floor.requestsPerSecond)} req/s${baseline ? `, ratio ${fmt(floor.requestsPerSecond / baseline.requestsPerSecond, 3)}×` : ''}`);
     for (const processes of settings.processes) {
-      const single = runs.find((r) => r.processes === processes && r.recordsPerRequest === 1)?.result;
+      const single = runs.find((r) => r.processes === processes && r.recordsPerRequest === 1 && !r.keyed)?.result;
+      const withKeys = runs.find((r) => r.processes === processes && r.keyed)?.result;
       const batch = runs.find((r) => r.processes === processes && r.recordsPerRequest > 1)?.result;
       const parts: string[] = [];
       if (single) {
@@ -236,6 +260,7 @@ async function main(): Promise<void> {
           parts.push(`ratio ${fmt(ratio, 3)}× ${verdict(ratio, single.p99)}`);
         }
       }
+      if (withKeys) parts.push(`with Idempotency-Key ${fmt(withKeys.requestsPerSecond)} req/s${single ? ` (${fmt(withKeys.requestsPerSecond / single.requestsPerSecond, 3)}× of without)` : ''}`);
       if (batch) parts.push(`arrays of ${settings.batchSize}: ${fmt(batch.requestsPerSecond * settings.batchSize)} records/s`);
       const busiest = Math.max(...[baseline, single, batch].filter((r): r is RunFigures => r !== undefined).map(busyCores));
       parts.push(`other processes ≤ ${fmt(busiest, 2)} cores${busiest > 0.2 ? ' ⚠ busy: compare with care' : ''}`);

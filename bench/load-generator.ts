@@ -13,6 +13,8 @@ export interface LoadPlan {
   recordsPerRequest: number;
   /** Header sent with every request, e.g. `Tracker <token>`; none for the baseline. */
   authorization?: string;
+  /** Give every request an `Idempotency-Key` of its own (client-keyed records, deduplicated). */
+  keyed?: boolean;
   seed: number;
 }
 
@@ -39,7 +41,11 @@ function run(plan: LoadPlan): Promise<LoadResult> {
   const bodies = plan.recordsPerRequest === 1 ? singleBodies(POOL, plan.seed) : batchBodies(POOL / 8, plan.recordsPerRequest, plan.seed);
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (plan.authorization) headers.authorization = plan.authorization;
-  const requests: Request[] = bodies.map((body) => ({ method: 'POST', path: plan.path, headers, body }));
+  // Unique per request of this run: a key seen before would be answered as a duplicate.
+  const keyBase = `${plan.seed}-${process.hrtime.bigint().toString(36)}-`;
+  let keys = 0;
+  const keyed = (req: Request): Request => ({ ...req, headers: { ...req.headers, 'idempotency-key': keyBase + (keys++).toString(36) } });
+  const requests: Request[] = bodies.map((body) => ({ method: 'POST', path: plan.path, headers, body, ...(plan.keyed ? { setupRequest: keyed } : {}) }));
   let nextOffset = 0;
   return new Promise((resolve, reject) => {
     autocannon(

@@ -1,7 +1,7 @@
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../src/logger';
-import { INGEST_QUEUE, type IngestJobData } from '../src/queue/ingest-job';
+import { duplicatesKey, INGEST_QUEUE, type IngestJobData } from '../src/queue/ingest-job';
 import type { TrackerStore } from '../src/trackers/store';
 import type { Tracker } from '../src/trackers/types';
 import { backoffDelay, DEFAULT_BACKOFF, sleep } from './backoff';
@@ -78,6 +78,13 @@ export async function startRouter(connection: Redis, commands: Redis, store: Tra
     return tracker;
   };
 
+  /** Indices of the job's records whose client key was accepted before (written with the job, see src/queue/dedup.ts). */
+  const duplicatesOf = async (data: IngestJobData): Promise<Set<number> | undefined> => {
+    if (!data.dedup) return undefined;
+    const list = await commands.get(duplicatesKey(opts.redisPrefix, data.dedup));
+    return list ? new Set(list.split(',').map(Number)) : undefined;
+  };
+
   const route = async (job: Job<IngestJobData>): Promise<void> => {
     for (let attempt = 0; ; attempt++) {
       try {
@@ -87,11 +94,14 @@ export async function startRouter(connection: Redis, commands: Redis, store: Tra
         const destinations = tracker?.destinations ?? [];
         if (destinations.length === 0) logger.warn({ trackerId, records: job.data.records.length }, 'no destination: records kept in the tracker backlog until one is added');
         const streams = destinations.map((d) => deliveryKeys(opts.redisPrefix, { trackerId, destinationId: d.id }).stream);
-        const records = job.data.records.map((r) => JSON.stringify(r));
+        const skip = await duplicatesOf(job.data);
+        const records = (skip ? job.data.records.filter((_, i) => !skip.has(i)) : job.data.records).map((r) => JSON.stringify(r));
         const keys = [routerCursorKey(opts.redisPrefix), trackerBacklogKey(opts.redisPrefix, trackerId), backlogIndexKey(opts.redisPrefix), ...streams];
         const chunk = String(opts.backlogChunk ?? BACKLOG_MOVE_CHUNK);
         // Each call is atomic, so a worker that dies between calls leaves a consistent, smaller backlog.
         while ((await commands.eval(ROUTE, keys.length, ...keys, job.id!, chunk, trackerId, ...records)) === 2);
+        // Routed: the list is no longer needed (the route cursor keeps the job from being routed again).
+        if (skip) await commands.del(duplicatesKey(opts.redisPrefix, job.data.dedup!)).catch(() => undefined);
         opts.onRouted?.(records.length, destinations.length);
         return;
       } catch (err) {

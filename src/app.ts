@@ -47,7 +47,7 @@ export function createApp(deps: AppDeps): Koa {
   const trackerCors = cors({
     origin: (ctx) => ctx.get('Origin'),
     allowMethods: ['GET', 'POST', 'HEAD', 'OPTIONS'],
-    allowHeaders: ['Authorization', 'Content-Type', 'Content-Encoding'],
+    allowHeaders: ['Authorization', 'Content-Type', 'Content-Encoding', 'Idempotency-Key'],
     exposeHeaders: [ERROR_HEADER, 'Retry-After'],
     credentials: true,
     maxAge: 600,

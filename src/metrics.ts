@@ -6,6 +6,7 @@ export interface Metrics {
   requests: Counter<'endpoint' | 'method' | 'status'>;
   recordsAccepted: Counter<'kind'>;
   recordsRejected: Counter<'code'>;
+  recordsDuplicate: Counter<'tracker' | 'kind'>;
   enqueueSeconds: Histogram;
   enqueueBatchRecords: Histogram;
 }
@@ -17,6 +18,7 @@ export function createMetrics(withDefaults = true): Metrics {
     registry,
     requests: new Counter({ name: 'tributary_http_requests_total', help: 'HTTP requests by endpoint, method and status.', labelNames: ['endpoint', 'method', 'status'], registers: [registry] }),
     recordsAccepted: new Counter({ name: 'tributary_records_accepted_total', help: 'Records stored in the queue, by kind.', labelNames: ['kind'], registers: [registry] }),
+    recordsDuplicate: new Counter({ name: 'tributary_records_duplicate_total', help: 'Records whose client key was accepted before, within the window: answered, not queued again. By tracker and kind.', labelNames: ['tracker', 'kind'], registers: [registry] }),
     recordsRejected: new Counter({ name: 'tributary_records_rejected_total', help: 'Records refused, by error code.', labelNames: ['code'], registers: [registry] }),
     enqueueSeconds: new Histogram({
       name: 'tributary_enqueue_duration_seconds',

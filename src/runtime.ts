@@ -61,6 +61,7 @@ export function createApiRuntime(
   const writer = new IngestWriter(queue, {
     ...config.enqueue,
     retryAfterSeconds: config.retryAfterSeconds,
+    redisPrefix: config.redisPrefix,
     isConnected: () => redis.status === 'ready',
     onFlush: (records, _jobs, seconds) => {
       metrics.enqueueSeconds.observe(seconds);

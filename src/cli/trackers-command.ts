@@ -8,19 +8,46 @@ interface JsonFlag {
   json?: boolean;
 }
 
-interface CreateOptions extends JsonFlag {
-  name: string;
-  id?: string;
+interface SettingOptions {
   timeZone?: string;
   corsOrigin?: string[];
   rateLimit?: number;
   captureContext?: boolean;
+  dedupWindow?: number;
+}
+
+interface CreateOptions extends JsonFlag, SettingOptions {
+  name: string;
+  id?: string;
+}
+
+interface UpdateOptions extends JsonFlag, SettingOptions {
+  name?: string;
 }
 
 function positiveNumber(value: string): number {
   const n = Number(value);
   if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('expected a positive number of records per second.');
   return n;
+}
+
+function windowHours(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 168) throw new InvalidArgumentError('expected a whole number of hours from 0 (off) to 168 (7 days).');
+  return n;
+}
+
+const DEDUP_WINDOW_HELP = 'hours a client key (_id, Idempotency-Key) is remembered; 0 turns deduplication off (default: 24, at most 168)';
+
+/** The settings both create and update take, as the service's input. */
+function settingsOf(opts: SettingOptions) {
+  return {
+    timeZone: opts.timeZone,
+    corsOrigins: opts.corsOrigin,
+    rateLimit: opts.rateLimit === undefined ? undefined : { recordsPerSecond: opts.rateLimit },
+    captureContext: opts.captureContext,
+    dedupWindowHours: opts.dedupWindow,
+  };
 }
 
 function print(text: string): void {
@@ -40,20 +67,33 @@ export function registerTrackersCommands(program: Command): void {
     .option('--cors-origin <origin...>', 'browser origins allowed to send, e.g. https://shop.example (default: any)')
     .option('--rate-limit <records/s>', 'sustained records per second, per API process (default: no limit)', positiveNumber)
     .option('--capture-context', 'store client IP, user agent and referer with each record (default: off)')
+    .option('--dedup-window <hours>', DEDUP_WINDOW_HELP, windowHours)
     .option('--json', 'print JSON')
     .action((opts: CreateOptions) =>
       withContext(async ({ service, config }) => {
-        const { tracker, token } = await service.createTracker({
-          name: opts.name,
-          id: opts.id,
-          timeZone: opts.timeZone,
-          corsOrigins: opts.corsOrigin,
-          rateLimit: opts.rateLimit === undefined ? undefined : { recordsPerSecond: opts.rateLimit },
-          captureContext: opts.captureContext,
-        });
+        const { tracker, token } = await service.createTracker({ name: opts.name, id: opts.id, ...settingsOf(opts) });
         const integration = buildIntegrationView(tracker, token, config.publicUrl);
         if (opts.json) return print(json({ tracker, token, integration }));
         print(`Created tracker ${tracker.id} (${tracker.name}).\nToken: ${token}\n\n${renderIntegrationViewText(integration)}`);
+      }),
+    );
+
+  trackers
+    .command('update')
+    .description('change the settings of a tracker; those not given stay as they are')
+    .argument('<id>', 'tracker id')
+    .option('--name <name>', 'display name')
+    .option('--time-zone <zone>', 'IANA time zone for _event_at sent without an offset')
+    .option('--cors-origin <origin...>', 'browser origins allowed to send (replaces the list)')
+    .option('--rate-limit <records/s>', 'sustained records per second, per API process', positiveNumber)
+    .option('--capture-context', 'store client IP, user agent and referer with each record')
+    .option('--no-capture-context', 'stop storing the request context')
+    .option('--dedup-window <hours>', DEDUP_WINDOW_HELP, windowHours)
+    .option('--json', 'print JSON')
+    .action((id: string, opts: UpdateOptions) =>
+      withContext(async ({ service }) => {
+        const tracker = await service.updateTracker(id, { name: opts.name, ...settingsOf(opts) });
+        print(opts.json ? json(tracker) : renderTrackerDetails(tracker));
       }),
     );
 

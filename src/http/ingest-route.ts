@@ -3,7 +3,8 @@ import { v7 as uuidv7 } from 'uuid';
 import type { Config } from '../config';
 import { ApiError, type RecordError } from '../errors';
 import type { Metrics } from '../metrics';
-import { normalizeRecord } from '../records/normalize';
+import { dedupMember } from '../queue/dedup';
+import { CLIENT_KEY_PATTERN, normalizeRecord } from '../records/normalize';
 import { extractPayload, flatParams, type ParsedBody } from '../records/payload';
 import type { RecordKind, RequestContext, TrackedRecord } from '../records/types';
 import type { IngestWriter } from '../queue/ingest-writer';
@@ -19,12 +20,16 @@ export interface IngestDeps {
   metrics: Metrics;
 }
 
-type RecordResult = { id: string } | { error: RecordError };
+/** `duplicate`: the record's key was accepted before, within the tracker's window; not queued again. */
+type RecordResult = { id: string; duplicate?: true } | { error: RecordError };
 
 /** What the route made of a request, for the renderer. */
 export interface IngestOutcome {
   tracker: Tracker;
+  /** Records queued by this request (duplicates excluded). */
   accepted: TrackedRecord[];
+  /** Valid records whose key was accepted before: answered 2xx, not queued again. */
+  duplicates: number;
   results: RecordResult[];
   /** The client sent an array: answer one result per record. */
   batch: boolean;
@@ -70,6 +75,20 @@ function requestContext(ctx: Context): RequestContext {
 }
 
 /**
+ * The `Idempotency-Key` header (IETF httpapi draft): the key of a single record, or the base of
+ * `<key>:<i>` for record i of an array. Checked whole, so that no record gets an invalid key.
+ */
+function idempotencyKeys(header: string | undefined, count: number, batch: boolean): Array<string | undefined> | undefined {
+  if (header === undefined || header === '') return undefined;
+  const keys = batch ? Array.from({ length: count }, (_, i) => `${header}:${i}`) : [header];
+  if (!CLIENT_KEY_PATTERN.test(header) || !keys.every((k) => CLIENT_KEY_PATTERN.test(k))) {
+    const room = batch ? ` (with ":<index>" appended for each of the ${count} records)` : '';
+    throw new ApiError('ERR_INVALID_FIELD', `The Idempotency-Key header must be 1 to 128 printable ASCII characters without spaces${room}.`, 'Idempotency-Key');
+  }
+  return keys;
+}
+
+/**
  * The v3 handler shared by every form: parse → authenticate → validate each record → store in
  * Redis → answer. Returns the outcome for the caller that renders the response.
  */
@@ -85,23 +104,43 @@ export async function ingest(ctx: Context, kind: RecordKind, deps: IngestDeps): 
 
   const receivedAt = receivedNow();
   const context = tracker.captureContext ? requestContext(ctx) : undefined;
-  const accepted: TrackedRecord[] = [];
-  const results: RecordResult[] = payload.items.map((item) => {
+  const headerKeys = idempotencyKeys(ctx.get('idempotency-key') || undefined, payload.items.length, payload.batch);
+  const dedupOn = tracker.dedupWindowHours > 0;
+  const valid: TrackedRecord[] = [];
+  /** The results of the valid records, in the order of `valid`. */
+  const validResults: Array<{ id: string; duplicate?: true }> = [];
+  let members: Array<Buffer | undefined> | undefined;
+  const results: RecordResult[] = payload.items.map((item, i) => {
     if ('error' in item) return item;
-    const outcome = normalizeRecord({ kind, raw: item.fields, id: uuidv7(), receivedAt, timeZone: tracker.timeZone, limits, context });
+    const outcome = normalizeRecord({ kind, raw: item.fields, id: uuidv7(), idempotencyKey: headerKeys?.[i], receivedAt, timeZone: tracker.timeZone, limits, context });
     if (!outcome.ok) return { error: outcome.error };
-    accepted.push(outcome.record);
-    return { id: outcome.record.id };
+    if (outcome.keyed && dedupOn) {
+      members ??= valid.map(() => undefined);
+      members.push(dedupMember(kind, outcome.record.id));
+    } else members?.push(undefined);
+    valid.push(outcome.record);
+    const result = { id: outcome.record.id };
+    validResults.push(result);
+    return result;
   });
   for (const r of results) if ('error' in r) deps.metrics.recordsRejected.inc({ code: r.error.code });
 
-  if (accepted.length > 0) {
-    const wait = deps.rateLimiter.take(tracker.id, tracker.rateLimit, accepted.length);
+  let accepted = valid;
+  let duplicates = 0;
+  if (valid.length > 0) {
+    const wait = deps.rateLimiter.take(tracker.id, tracker.rateLimit, valid.length);
     if (wait > 0) throw new ApiError('ERR_RATE_LIMITED', undefined, undefined, { 'Retry-After': String(wait) });
-    await deps.writer.write(tracker.id, accepted);
+    const seen = await deps.writer.write(tracker.id, valid, members && { windowHours: tracker.dedupWindowHours, members });
+    if (seen?.includes(true)) {
+      seen.forEach((dup, i) => dup && (validResults[i]!.duplicate = true));
+      accepted = valid.filter((_, i) => !seen[i]);
+      duplicates = valid.length - accepted.length;
+      deps.metrics.recordsDuplicate.inc({ tracker: tracker.id, kind }, duplicates);
+    }
     // Stored: the live view (src/live) may show them.
     ctx.state.liveRecords = accepted;
+    ctx.state.liveDuplicates = duplicates;
     deps.metrics.recordsAccepted.inc({ kind }, accepted.length);
   }
-  return { tracker, accepted, results, batch: payload.batch };
+  return { tracker, accepted, duplicates, results, batch: payload.batch };
 }

@@ -6,23 +6,27 @@ import { FIXED_SUFFIXES, sendFixed, type FixedResponse } from './fixed-responses
 import { ingest, type IngestDeps, type IngestOutcome } from './ingest-route';
 import { createReadBody } from './read-body';
 
+/**
+ * 202 when something was queued; 200 when every valid record was a duplicate (accepted before,
+ * within the tracker's window): the retry succeeds, nothing new is queued.
+ */
 function renderJson(ctx: Context, outcome: IngestOutcome, batch: boolean): void {
-  const { accepted, results } = outcome;
+  const { accepted, duplicates, results } = outcome;
   if (!batch) {
     const only = results[0]!;
     if ('error' in only) throw new ApiError(only.error.code, only.error.message, only.error.field);
-    ctx.status = 202;
-    ctx.body = { accepted: 1, id: only.id };
+    ctx.status = only.duplicate ? 200 : 202;
+    ctx.body = only.duplicate ? { accepted: 0, duplicate: true, id: only.id } : { accepted: 1, id: only.id };
     return;
   }
-  const rejected = results.length - accepted.length;
-  if (accepted.length === 0) {
+  const rejected = results.length - accepted.length - duplicates;
+  if (accepted.length === 0 && duplicates === 0) {
     ctx.status = 400;
     ctx.body = { error: { code: 'ERR_NO_VALID_RECORDS', message: 'No record in the request was valid; see results.' }, accepted: 0, rejected, results };
     return;
   }
-  ctx.status = 202;
-  ctx.body = { accepted: accepted.length, rejected, results };
+  ctx.status = accepted.length > 0 ? 202 : 200;
+  ctx.body = duplicates > 0 ? { accepted: accepted.length, duplicates, rejected, results } : { accepted: accepted.length, rejected, results };
 }
 
 /**
@@ -46,7 +50,7 @@ export function createV3Router(deps: IngestDeps): Router {
     ctx.state.fixed = fixed;
     if (ctx.method !== 'HEAD') {
       const outcome = await ingest(ctx, kind, deps);
-      if (outcome.accepted.length === 0) {
+      if (outcome.accepted.length === 0 && outcome.duplicates === 0) {
         const first = outcome.results.find((r) => 'error' in r);
         if (first && 'error' in first) throw new ApiError(first.error.code, first.error.message, first.error.field);
       }

@@ -30,6 +30,8 @@ export interface LiveEntry {
   /** The records stored, as normalized. */
   records: TrackedRecord[];
   recordCount: number;
+  /** Valid records whose client key was accepted before: answered, not queued again. */
+  duplicates: number;
 }
 
 const KIND_IN_PATH = /^\/v3\/(user|session|event)(?:\/|$)/;
@@ -55,7 +57,7 @@ function errorCodeOf(ctx: Context): string | null {
 }
 
 /** Reads a finished request; the records are the ones the route stored (none for a refusal). */
-export function buildLiveEntry(ctx: Context, records: readonly TrackedRecord[]): LiveEntry {
+export function buildLiveEntry(ctx: Context, records: readonly TrackedRecord[], duplicates = 0): LiveEntry {
   const fixed = (FIXED_IN_PATH.exec(ctx.path)?.[1] as FixedResponse | undefined) ?? null;
   return {
     at: new Date().toISOString(),
@@ -76,5 +78,6 @@ export function buildLiveEntry(ctx: Context, records: readonly TrackedRecord[]):
     },
     records: records.slice(0, LIVE_RECORDS_PER_ENTRY),
     recordCount: records.length,
+    duplicates,
   };
 }

@@ -101,7 +101,7 @@ export class LiveFeed {
     const trackerId = ctx.state.trackerId as string | undefined;
     const records = (ctx.state.liveRecords as TrackedRecord[] | undefined) ?? [];
     if (trackerId !== undefined) {
-      if (this.isWatched(trackerId)) this.publish(trackerId, ctx, records);
+      if (this.isWatched(trackerId)) this.publish(trackerId, ctx, records, (ctx.state.liveDuplicates as number | undefined) ?? 0);
       return;
     }
     // Refused before its tracker was known (unreadable body, too large, wrong type…): the token in
@@ -119,8 +119,8 @@ export class LiveFeed {
     );
   }
 
-  private publish(trackerId: string, ctx: Context, records: readonly TrackedRecord[]): void {
-    this.send(trackerId, JSON.stringify(buildLiveEntry(ctx, records)));
+  private publish(trackerId: string, ctx: Context, records: readonly TrackedRecord[], duplicates: number): void {
+    this.send(trackerId, JSON.stringify(buildLiveEntry(ctx, records, duplicates)));
   }
 
   private send(trackerId: string, entryJson: string): void {

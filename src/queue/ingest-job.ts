@@ -11,4 +11,14 @@ export const INGEST_JOB_NAME = 'records';
 export interface IngestJobData {
   trackerId: string;
   records: TrackedRecord[];
+  /**
+   * Set when records carry client keys: names the list (see src/queue/dedup.ts) of the records
+   * that were duplicates, which the router skips. No list means none was.
+   */
+  dedup?: string;
+}
+
+/** The indices of the records of one ingest job that were duplicates (comma-separated), for the router to skip. */
+export function duplicatesKey(prefix: string, token: string): string {
+  return `${prefix}:dupes:${token}`;
 }

@@ -7,14 +7,21 @@ export interface NormalizeInput {
   kind: RecordKind;
   /** One raw record: the URL parameters overlaid with the encoded payload; `_token` already removed. */
   raw: Record<string, unknown>;
+  /** The id the record gets when the client gave no key: a fresh UUIDv7. */
   id: string;
+  /** The key the request's `Idempotency-Key` header gives this record, if any; its own `_id` wins. */
+  idempotencyKey?: string;
   receivedAt: string;
   timeZone: string;
   limits: Limits;
   context?: RequestContext;
 }
 
-export type NormalizeResult = { ok: true; record: TrackedRecord } | { ok: false; error: RecordError };
+/** `keyed`: the record's `_id` is the client's key (from `_id` or `Idempotency-Key`), so it is deduplicated. */
+export type NormalizeResult = { ok: true; record: TrackedRecord; keyed: boolean } | { ok: false; error: RecordError };
+
+/** A client key: 1 to 128 printable ASCII characters, no spaces. */
+export const CLIENT_KEY_PATTERN = /^[\x21-\x7e]{1,128}$/;
 
 const fail = (error: RecordError): NormalizeResult => ({ ok: false, error });
 
@@ -125,6 +132,18 @@ export function normalizeRecord(input: NormalizeInput): NormalizeResult {
     }
   }
 
+  let keyed = false;
+  if (raw._id !== undefined && raw._id !== null) {
+    if (typeof raw._id !== 'string' || !CLIENT_KEY_PATTERN.test(raw._id)) {
+      return fail(recordError('ERR_INVALID_FIELD', '_id', '_id must be a string of 1 to 128 printable ASCII characters without spaces.'));
+    }
+    record.id = raw._id;
+    keyed = true;
+  } else if (input.idempotencyKey !== undefined) {
+    record.id = input.idempotencyKey;
+    keyed = true;
+  }
+
   if (input.context) record.context = input.context;
-  return { ok: true, record };
+  return { ok: true, record, keyed };
 }

@@ -31,7 +31,7 @@ export interface RequestContext {
  */
 export interface TrackedRecord {
   kind: RecordKind;
-  /** `_id`: UUIDv7, so ids sort by receive time. */
+  /** `_id`: the client's key when it sent one (`_id` or `Idempotency-Key`), else a UUIDv7. */
   id: string;
   /** `_received_at`: ISO 8601 UTC with milliseconds. */
   receivedAt: string;
@@ -46,7 +46,7 @@ export interface TrackedRecord {
 
 /** Reserved names that clients may send, per kind. `_token` is accepted everywhere and never stored. */
 export const CLIENT_RESERVED: Readonly<Record<RecordKind, ReadonlySet<string>>> = {
-  user: new Set(['_uid']),
-  session: new Set(['_sid', '_uid']),
-  event: new Set(['_event', '_uid', '_sid', '_event_at']),
+  user: new Set(['_id', '_uid']),
+  session: new Set(['_id', '_sid', '_uid']),
+  event: new Set(['_id', '_event', '_uid', '_sid', '_event_at']),
 };

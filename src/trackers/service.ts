@@ -36,6 +36,8 @@ export const CreateTrackerInputSchema = z
     /** Null means no limit. */
     rateLimit: RateLimitSchema.nullable().optional(),
     captureContext: z.boolean().optional(),
+    /** Hours client keys are remembered; 0 turns deduplication off. */
+    dedupWindowHours: z.number().optional(),
   })
   .strict();
 
@@ -139,6 +141,7 @@ export class TrackerService {
       if (patch.corsOrigins !== undefined) next.corsOrigins = patch.corsOrigins;
       if (patch.rateLimit !== undefined) next.rateLimit = patch.rateLimit;
       if (patch.captureContext !== undefined) next.captureContext = patch.captureContext;
+      if (patch.dedupWindowHours !== undefined) next.dedupWindowHours = patch.dedupWindowHours;
       return parse(TrackerSchema, next);
     });
   }

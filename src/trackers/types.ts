@@ -10,6 +10,9 @@ export const TrackerTokenSchema = z.object({
   revokedAt: z.string().optional(),
 });
 
+/** The longest deduplication window a tracker may set: 7 days. */
+export const MAX_DEDUP_WINDOW_HOURS = 168;
+
 export const RateLimitSchema = z.object({
   /** Sustained records per second, per API process. */
   recordsPerSecond: z.number().positive(),
@@ -35,6 +38,11 @@ export const TrackerSchema = z.object({
   rateLimit: RateLimitSchema.nullable().default(null),
   /** Store the client IP, user agent and referer with each record. */
   captureContext: z.boolean().default(false),
+  /**
+   * Hours a client key (`_id`, `Idempotency-Key`) is remembered: a record whose key was accepted
+   * within this window is answered but not queued again. 0 turns it off; at most 7 days.
+   */
+  dedupWindowHours: z.number().int().min(0).max(MAX_DEDUP_WINDOW_HOURS).default(24),
   destinations: z.array(DestinationSchema).default([]),
   createdAt: z.string().default(() => new Date().toISOString()),
 });

@@ -55,6 +55,7 @@ describe('routing', () => {
       expect(res.headers['access-control-allow-methods']).toMatch(/POST/);
       expect(res.headers['access-control-allow-headers']).toMatch(/Authorization/);
       expect(res.headers['access-control-allow-headers']).toMatch(/Content-Type/);
+      expect(res.headers['access-control-allow-headers']).toMatch(/Idempotency-Key/);
       expect(res.headers['access-control-allow-headers']).toMatch(/Content-Encoding/);
       expect(res.headers['access-control-max-age']).toBe('600');
       expect(res.headers.vary).toMatch(/Origin/);

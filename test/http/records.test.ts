@@ -132,7 +132,6 @@ describe('_event_at', () => {
 describe('reserved names', () => {
   test.each([
     ['event', { _event: 'x', _custom: 1 }, '_custom'],
-    ['event', { _event: 'x', _id: 'mine' }, '_id'],
     ['event', { _event: 'x', _received_at: '2026-01-01T00:00:00Z' }, '_received_at'],
     ['user', { _uid: 'u', _event: 'x' }, '_event'],
     ['user', { _uid: 'u', _sid: 's' }, '_sid'],

@@ -15,9 +15,9 @@ function hangingQueue() {
 }
 
 const record = (n: number): TrackedRecord => ({ kind: 'event', id: `id-${n}`, receivedAt: '2026-01-01T00:00:00.000Z', event: 'e', properties: {} });
-const options = { timeoutMs: 80, maxBatchRecords: 1000, maxInflight: 1, retryAfterSeconds: 1, isConnected: () => true };
+const options = { timeoutMs: 80, maxBatchRecords: 1000, maxInflight: 1, retryAfterSeconds: 1, redisPrefix: 'unused', isConnected: () => true };
 
-async function refusal(promise: Promise<void>): Promise<ApiError> {
+async function refusal(promise: Promise<unknown>): Promise<ApiError> {
   const err = await promise.then(() => undefined, (e: unknown) => e);
   expect(err).toBeInstanceOf(ApiError);
   return err as ApiError;

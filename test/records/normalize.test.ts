@@ -18,7 +18,20 @@ describe('the queued shape', () => {
     expect(run('event', { _event: 'view', _uid: 'u', _sid: 's', _event_at: '2026-01-01T00:00:00Z', page: '/' })).toEqual({
       ok: true,
       record: { kind: 'event', id: 'id-1', receivedAt, uid: 'u', sid: 's', event: 'view', eventAt: '2026-01-01T00:00:00.000Z', properties: { page: '/' } },
+      keyed: false,
     });
+  });
+  test('a client key: the record’s own _id, else the request’s Idempotency-Key, else the server id', () => {
+    expect(run('event', { _event: 'x', _id: 'order-42' })).toMatchObject({ ok: true, keyed: true, record: { id: 'order-42', properties: {} } });
+    const withHeader = normalizeRecord({ kind: 'user', raw: { _uid: 'u' }, id: 'id-1', idempotencyKey: 'req-7:0', receivedAt, timeZone: 'UTC', limits });
+    expect(withHeader).toMatchObject({ ok: true, keyed: true, record: { id: 'req-7:0' } });
+    const both = normalizeRecord({ kind: 'user', raw: { _uid: 'u', _id: 'own' }, id: 'id-1', idempotencyKey: 'req-7:0', receivedAt, timeZone: 'UTC', limits });
+    expect(both).toMatchObject({ ok: true, keyed: true, record: { id: 'own' } });
+    expect(run('event', { _event: 'x', _id: null })).toMatchObject({ ok: true, keyed: false, record: { id: 'id-1' } });
+    expect(run('event', { _event: 'x', _id: '~'.repeat(128) })).toMatchObject({ ok: true, record: { id: '~'.repeat(128) } });
+    for (const bad of ['a b', '', 'x'.repeat(129), 'tab\there', 'ü', 7, {}]) {
+      expect(run('event', { _event: 'x', _id: bad })).toMatchObject({ ok: false, error: { code: 'ERR_INVALID_FIELD', field: '_id' } });
+    }
   });
   test('a user and a session carry no event fields', () => {
     const user = run('user', { _uid: 'u', a: 1 });

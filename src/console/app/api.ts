@@ -77,6 +77,7 @@ export interface TrackerInput {
   corsOrigins?: string[];
   rateLimit?: RateLimit | null;
   captureContext?: boolean;
+  dedupWindowHours?: number;
 }
 
 export const api = {

@@ -143,7 +143,8 @@ function summaryName(entry: LiveEntry): string {
 function LiveItem({ entry }: { entry: LiveEntry }) {
   const error = errorOf(entry);
   const partial = rejectedInBatch(entry);
-  const state = error ? 'rejected' : partial > 0 ? 'partial' : 'accepted';
+  const duplicates = entry.duplicates ?? 0;
+  const state = error ? 'rejected' : partial > 0 ? 'partial' : duplicates > 0 && entry.records.length === 0 ? 'duplicate' : 'accepted';
   const via = entry.response.fixed === 'gif' ? 'pixel' : entry.response.fixed === 'js' ? 'script' : entry.request.method;
   return (
     <li class={`live-entry ${state}`} data-testid="live-entry" data-state={state}>
@@ -160,6 +161,11 @@ function LiveItem({ entry }: { entry: LiveEntry }) {
             <span class="record-names">
               {entry.recordCount ?? entry.records.length} {entry.kind ?? 'record'}
               {(entry.recordCount ?? entry.records.length) === 1 ? '' : 's'}: <strong>{summaryName(entry)}</strong>
+            </span>
+          )}
+          {duplicates > 0 && (
+            <span class="badge muted" data-testid="live-duplicates">
+              {duplicates} duplicate{duplicates === 1 ? '' : 's'}, not stored again
             </span>
           )}
           {error?.message && <span class="error-text">{error.message}</span>}

@@ -12,6 +12,7 @@ export interface TrackerFormValues {
   rate: string;
   burst: string;
   captureContext: boolean;
+  dedupWindowHours: string;
 }
 
 export function valuesOf(tracker?: Tracker): TrackerFormValues {
@@ -23,6 +24,7 @@ export function valuesOf(tracker?: Tracker): TrackerFormValues {
     rate: tracker?.rateLimit ? String(tracker.rateLimit.recordsPerSecond) : '',
     burst: tracker?.rateLimit?.burst !== undefined ? String(tracker.rateLimit.burst) : '',
     captureContext: tracker?.captureContext ?? false,
+    dedupWindowHours: String(tracker?.dedupWindowHours ?? 24),
   };
 }
 
@@ -30,7 +32,7 @@ export function valuesOf(tracker?: Tracker): TrackerFormValues {
 export function trackerFieldKey(field: string): string | undefined {
   if (field.startsWith('rateLimit.burst')) return 'burst';
   const first = field.split('.')[0]!;
-  const known: Record<string, string> = { name: 'name', id: 'id', timeZone: 'timeZone', corsOrigins: 'cors', rateLimit: 'rate', captureContext: 'captureContext' };
+  const known: Record<string, string> = { name: 'name', id: 'id', timeZone: 'timeZone', corsOrigins: 'cors', rateLimit: 'rate', captureContext: 'captureContext', dedupWindowHours: 'dedupWindowHours' };
   return known[first];
 }
 
@@ -41,6 +43,8 @@ export function checkValues(v: TrackerFormValues): FieldErrors {
   if (v.rate.trim() !== '' && !(Number(v.rate) > 0)) errors.rate = 'A number of records per second greater than 0, or empty for no limit.';
   if (v.burst.trim() !== '' && !(Number.isInteger(Number(v.burst)) && Number(v.burst) > 0)) errors.burst = 'A whole number of records greater than 0, or empty.';
   if (v.burst.trim() !== '' && v.rate.trim() === '') errors.burst = 'A burst needs a rate limit.';
+  const hours = Number(v.dedupWindowHours);
+  if (v.dedupWindowHours.trim() === '' || !Number.isInteger(hours) || hours < 0 || hours > 168) errors.dedupWindowHours = 'A whole number of hours from 0 (off) to 168 (7 days).';
   return errors;
 }
 
@@ -51,6 +55,7 @@ export function inputOf(v: TrackerFormValues, create: boolean): TrackerInput {
     timeZone: v.timeZone.trim() || 'UTC',
     corsOrigins: origins.length > 0 ? origins : ['*'],
     captureContext: v.captureContext,
+    dedupWindowHours: Number(v.dedupWindowHours),
   };
   if (v.rate.trim() !== '') input.rateLimit = { recordsPerSecond: Number(v.rate), ...(v.burst.trim() !== '' ? { burst: Number(v.burst) } : {}) };
   else if (!create) input.rateLimit = null;
@@ -100,6 +105,9 @@ export function TrackerFields({ values, onChange, errors, withId }: { values: Tr
           {(p) => <input {...p} type="number" min="1" step="1" inputMode="numeric" value={values.burst} onInput={(e) => set('burst', e.currentTarget.value)} />}
         </Field>
       </div>
+      <Field label="Deduplication window (hours)" hint={<>A record whose <code>_id</code> or <code>Idempotency-Key</code> was accepted this recently is answered but not stored again. 0 turns it off; at most 168 (7 days).</>} error={errors.dedupWindowHours}>
+        {(p) => <input {...p} type="number" min="0" max="168" step="1" inputMode="numeric" value={values.dedupWindowHours} onInput={(e) => set('dedupWindowHours', e.currentTarget.value)} />}
+      </Field>
       <Field inline label="Capture request context" hint="Store the client IP, user agent and referer with each record." error={errors.captureContext}>
         {(p) => <input {...p} type="checkbox" checked={values.captureContext} onChange={(e) => set('captureContext', e.currentTarget.checked)} />}
       </Field>

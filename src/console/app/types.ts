@@ -36,6 +36,7 @@ export interface Tracker {
   corsOrigins: string[];
   rateLimit: RateLimit | null;
   captureContext: boolean;
+  dedupWindowHours: number;
   destinations: Destination[];
   createdAt: string;
 }
@@ -147,6 +148,7 @@ export interface LiveEntry {
   records: TrackedRecord[];
   /** How many records the request stored; more than `records.length` when the batch was cut. */
   recordCount?: number;
+  duplicates?: number;
 }
 
 export interface QueryResult {
