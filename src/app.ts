@@ -7,6 +7,7 @@ import type { Config } from './config';
 import { createErrorHandler, ERROR_HEADER } from './http/error-handler';
 import { createOpsRouter } from './http/ops-routes';
 import { createV3Router } from './http/v3-routes';
+import { createWebhookRouter } from './ingest/webhooks/route';
 import type { LiveFeed } from './live/live-feed';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
@@ -56,6 +57,9 @@ export function createApp(deps: AppDeps): Koa {
   app.use((ctx, next) => (ctx.path.startsWith('/admin') ? next() : trackerCors(ctx, next)));
   app.use(v3.routes());
   app.use(v3.allowedMethods());
+  const webhooks = createWebhookRouter(deps);
+  app.use(webhooks.routes());
+  app.use(webhooks.allowedMethods());
   app.use(ops.routes());
   app.use(ops.allowedMethods());
   if (deps.admin) {

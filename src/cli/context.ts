@@ -8,6 +8,7 @@ import { createRedis } from '../queue/redis';
 import { DestinationService } from '../trackers/destinations';
 import { TrackerStore } from '../trackers/store';
 import { TrackerService } from '../trackers/service';
+import { SourceService } from '../trackers/source-service';
 import { DeliveryAdmin } from '../trackers/delivery-admin';
 
 /** A failure the CLI reports as one line, without a stack. */
@@ -20,6 +21,7 @@ export interface CliContext {
   service: TrackerService;
   destinations: DestinationService;
   admin: DeliveryAdmin;
+  sources: SourceService;
 }
 
 /** Long enough for a slow network, short enough that a typo in REDIS_URL does not look like a hang. */
@@ -72,7 +74,7 @@ export async function withContext<T>(fn: (ctx: CliContext) => Promise<T>): Promi
   const destinations = new DestinationService(store, createDefaultRegistry(), config.dataDir, logger);
   const admin = new DeliveryAdmin({ destinations, redis, redisPrefix: config.redisPrefix, dataDir: config.dataDir });
   try {
-    return await fn({ config, service: new TrackerService(store), destinations, admin });
+    return await fn({ config, service: new TrackerService(store), destinations, admin, sources: new SourceService(store) });
   } finally {
     await redis.quit().catch(() => redis.disconnect());
     await endpoint.stop();

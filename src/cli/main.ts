@@ -2,10 +2,12 @@ import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError } from '../config';
 import { DestinationServiceError } from '../trackers/destinations';
 import { TrackerServiceError } from '../trackers/service';
+import { SourceServiceError } from '../trackers/source-service';
 import { CliError } from './context';
 import { DeliveryAdminError } from '../trackers/delivery-admin';
 import { registerDestinationsCommands } from './destinations-command';
 import { registerDlqCommands } from './dlq-command';
+import { registerSourcesCommands } from './sources-command';
 import { registerTrackersCommands } from './trackers-command';
 import { registerWarehouseCommands } from './warehouse-command';
 
@@ -15,7 +17,7 @@ function fail(message: string): void {
 }
 
 /** Refusals whose message is written for the operator: shown as they are, without a stack. */
-const EXPECTED = [TrackerServiceError, DestinationServiceError, DeliveryAdminError, CliError, ConfigError, InvalidArgumentError];
+const EXPECTED = [TrackerServiceError, DestinationServiceError, DeliveryAdminError, SourceServiceError, CliError, ConfigError, InvalidArgumentError];
 
 const ENVIRONMENT = `
 Environment (as for the server, see .env.example):
@@ -32,6 +34,7 @@ async function main(argv: string[]): Promise<void> {
     .configureOutput({ outputError: (text, write) => write(`tributary: ${text.replace(/^error: /, '')}`) });
   registerTrackersCommands(program);
   registerDestinationsCommands(program);
+  registerSourcesCommands(program);
   registerDlqCommands(program);
   registerWarehouseCommands(program);
   try {

@@ -109,35 +109,45 @@ function refuse(ctx: Context, err: ApiError): never {
  */
 export function createReadBody(limits: Limits): Middleware {
   return async (ctx, next) => {
-    const req = ctx.req;
-    if (ctx.method !== 'POST' || !hasBody(req)) {
+    if (ctx.method !== 'POST' || !hasBody(ctx.req)) {
       ctx.state.body = { kind: 'none' } satisfies ParsedBody;
       return next();
     }
-    if (Number(req.headers['content-length'] ?? 0) > limits.requestBytes) {
-      refuse(ctx, new ApiError('ERR_PAYLOAD_TOO_LARGE', `The body is larger than ${limits.requestBytes} bytes.`));
-    }
-    let makeDecoder: (() => Transform) | null;
-    try {
-      makeDecoder = pickDecoder(req.headers['content-encoding']);
-    } catch (err) {
-      refuse(ctx, err as ApiError);
-    }
-    const contentType = req.headers['content-type'];
-    const plainJson = !contentType || PLAIN_JSON.has(contentType);
-    const isForm = !plainJson && ctx.is(FORM_TYPE) !== false;
-    if (!plainJson && ((!isForm && ctx.is(JSON_TYPES) === false) || !CHARSETS.has(ctx.request.charset.toLowerCase()))) {
-      refuse(ctx, new ApiError('ERR_UNSUPPORTED_MEDIA_TYPE', `Content-Type ${req.headers['content-type']} is not supported; send UTF-8 application/json, text/plain or application/x-www-form-urlencoded.`));
-    }
-    let raw: Buffer;
-    try {
-      raw = await readRaw(req, makeDecoder, limits);
-    } catch (err) {
-      refuse(ctx, err as ApiError);
-    }
+    const { raw, isForm } = await readBodyBytes(ctx, limits);
     ctx.state.body = parseBodyText(raw, isForm);
     return next();
   };
+}
+
+/**
+ * A POST body's bytes, decoded and within the limits, and whether it is a form. For senders
+ * whose signature covers the exact bytes (webhooks), and for the parser above.
+ */
+export async function readBodyBytes(ctx: Context, limits: Limits): Promise<{ raw: Buffer; isForm: boolean }> {
+  const req = ctx.req;
+  if (!hasBody(req)) return { raw: Buffer.alloc(0), isForm: false };
+  if (Number(req.headers['content-length'] ?? 0) > limits.requestBytes) {
+    refuse(ctx, new ApiError('ERR_PAYLOAD_TOO_LARGE', `The body is larger than ${limits.requestBytes} bytes.`));
+  }
+  let makeDecoder: (() => Transform) | null;
+  try {
+    makeDecoder = pickDecoder(req.headers['content-encoding']);
+  } catch (err) {
+    refuse(ctx, err as ApiError);
+  }
+  const contentType = req.headers['content-type'];
+  const plainJson = !contentType || PLAIN_JSON.has(contentType);
+  const isForm = !plainJson && ctx.is(FORM_TYPE) !== false;
+  if (!plainJson && ((!isForm && ctx.is(JSON_TYPES) === false) || !CHARSETS.has(ctx.request.charset.toLowerCase()))) {
+    refuse(ctx, new ApiError('ERR_UNSUPPORTED_MEDIA_TYPE', `Content-Type ${req.headers['content-type']} is not supported; send UTF-8 application/json, text/plain or application/x-www-form-urlencoded.`));
+  }
+  let raw: Buffer;
+  try {
+    raw = await readRaw(req, makeDecoder, limits);
+  } catch (err) {
+    refuse(ctx, err as ApiError);
+  }
+  return { raw, isForm };
 }
 
 export function parseBodyText(raw: Buffer, isForm: boolean): ParsedBody {

@@ -46,6 +46,22 @@ export class TrackerResolver {
     return activeTokens(tracker).some((t) => tokensEqual(t.token, token)) ? tracker : undefined;
   }
 
+  /** A tracker by its id (webhook sources name it in their URL), cached like tokens. */
+  async byId(id: string): Promise<Tracker | undefined> {
+    const key = `id:${id}`;
+    const hit = this.cache.get(key);
+    if (hit && hit.expiresAt > this.now()) return hit.tracker;
+    let lookup = this.pending.get(key);
+    if (!lookup) {
+      lookup = this.store.get(id).finally(() => this.pending.delete(key));
+      this.pending.set(key, lookup);
+    }
+    const tracker = await lookup;
+    if (this.cache.size >= this.maxEntries) this.cache.clear();
+    this.cache.set(key, { tracker, expiresAt: this.now() + this.ttlMs });
+    return tracker;
+  }
+
   clear(): void {
     this.cache.clear();
   }

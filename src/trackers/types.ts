@@ -27,6 +27,60 @@ export const DestinationSchema = z.object({
   settings: z.record(z.string(), z.unknown()).default({}),
 });
 
+/** The SaaS a webhook source verifies and maps like; `hmac` is any other sender that signs with an HMAC. */
+export const SOURCE_TYPES = ['github', 'stripe', 'shopify', 'slack', 'standard-webhooks', 'hmac'] as const;
+export type SourceType = (typeof SOURCE_TYPES)[number];
+
+/** Where a reserved field of a webhook record comes from: a header or a JSON pointer into the body, after a literal prefix. */
+export const MappingRuleSchema = z
+  .object({
+    header: z.string().min(1).optional(),
+    /** RFC 6901, e.g. `/data/object/customer`. */
+    pointer: z.string().regex(/^(\/[^/]*)*$/, 'a JSON pointer starts with / (e.g. /data/object/id), or is empty for the whole body').optional(),
+    /** Text put before the value, or the whole value when neither header nor pointer is given. */
+    prefix: z.string().default(''),
+  })
+  .strict()
+  .refine((r) => !(r.header !== undefined && r.pointer !== undefined), 'a rule takes a header or a pointer, not both');
+
+export const SourceMappingSchema = z
+  .object({ _event: MappingRuleSchema.optional(), _id: MappingRuleSchema.optional(), _uid: MappingRuleSchema.optional(), _sid: MappingRuleSchema.optional(), _event_at: MappingRuleSchema.optional() })
+  .strict();
+
+/** How a generic `hmac` source signs: which header, which hash, which text. */
+export const HmacSettingsSchema = z
+  .object({
+    header: z.string().min(1),
+    algorithm: z.enum(['sha1', 'sha256', 'sha512']).default('sha256'),
+    encoding: z.enum(['hex', 'base64']).default('hex'),
+    /** Text before the signature in the header, e.g. `sha256=`. */
+    signaturePrefix: z.string().default(''),
+    /** A header holding the send time (Unix seconds): the signed text is then `<timestamp>.<body>`. */
+    timestampHeader: z.string().min(1).optional(),
+    toleranceSeconds: z.number().int().positive().default(300),
+  })
+  .strict();
+
+export const WebhookSourceSchema = z
+  .object({
+    id: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'a source id is lowercase letters, digits, _ and -'),
+    type: z.enum(SOURCE_TYPES),
+    secret: z.string().min(8, 'a signing secret has at least 8 characters'),
+    /** The secret before the last rotation, still accepted until `previousSecretUntil`. */
+    previousSecret: z.string().optional(),
+    previousSecretUntil: z.string().optional(),
+    hmac: HmacSettingsSchema.optional(),
+    mapping: SourceMappingSchema.default({}),
+    createdAt: z.string().default(() => new Date().toISOString()),
+  })
+  .strict()
+  .refine((s) => s.type !== 'hmac' || s.hmac !== undefined, { message: 'an hmac source needs hmac settings (at least the signature header)', path: ['hmac'] });
+
+export type MappingRule = z.infer<typeof MappingRuleSchema>;
+export type SourceMapping = z.infer<typeof SourceMappingSchema>;
+export type HmacSettings = z.infer<typeof HmacSettingsSchema>;
+export type WebhookSource = z.infer<typeof WebhookSourceSchema>;
+
 export const TrackerSchema = z.object({
   id: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'a tracker id is 1 to 63 lowercase letters, digits, _ and -, starting with a letter or digit'),
   name: z.string().min(1).max(200),
@@ -44,6 +98,8 @@ export const TrackerSchema = z.object({
    */
   dedupWindowHours: z.number().int().min(0).max(MAX_DEDUP_WINDOW_HOURS).default(24),
   destinations: z.array(DestinationSchema).default([]),
+  /** Webhook senders with their own URL and signing secret (see src/ingest/webhooks). */
+  sources: z.array(WebhookSourceSchema).default([]),
   createdAt: z.string().default(() => new Date().toISOString()),
 });
 

@@ -1,0 +1,115 @@
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import { v7 as uuidv7 } from 'uuid';
+import { ApiError } from '../../errors';
+import type { IngestDeps } from '../../http/ingest-route';
+import { readBodyBytes, parseBodyText } from '../../http/read-body';
+import { dedupMember } from '../../queue/dedup';
+import { CLIENT_KEY_PATTERN } from '../../records/normalize';
+import { nullProtoObject, type JsonValue, type Properties, type TrackedRecord } from '../../records/types';
+import type { Tracker, WebhookSource } from '../../trackers/types';
+import { deliveryKey, eventTime, mapDelivery, type Delivery } from './presets';
+import { verifyDelivery, type Headers } from './verify';
+
+/** The path a source's sender posts to; the URL names the source, its signature proves the sender. */
+export const WEBHOOK_PATH = '/v3/webhooks/:tracker/:source';
+
+export function webhookUrl(publicUrl: string, trackerId: string, sourceId: string): string {
+  return `${publicUrl}/v3/webhooks/${encodeURIComponent(trackerId)}/${encodeURIComponent(sourceId)}`;
+}
+
+function headersOf(ctx: Context): Headers {
+  const out: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(ctx.headers)) out[name] = Array.isArray(value) ? value.join(', ') : value;
+  return out;
+}
+
+/**
+ * The body as the record's properties, whole: every key (leading underscores, dots, `__proto__`)
+ * is data here, as the sender wrote it. A form's `payload` field holding JSON (Slack's
+ * interactive components) is parsed in place; a body that is not an object is kept under `payload`.
+ */
+function bodyOf(raw: Buffer, isForm: boolean): unknown {
+  const parsed = parseBodyText(raw, isForm);
+  if (parsed.kind === 'none') return nullProtoObject<Properties>();
+  if (parsed.kind === 'json') return parsed.value;
+  const form: Record<string, unknown> = parsed.value;
+  const payload = form.payload;
+  if (typeof payload === 'string' && /^\s*[{[]/.test(payload)) {
+    try {
+      form.payload = JSON.parse(payload) as unknown;
+    } catch {
+      // Not JSON after all: kept as the text it is.
+    }
+  }
+  return form;
+}
+
+function propertiesOf(body: unknown): Properties {
+  if (typeof body === 'object' && body !== null && !Array.isArray(body)) return body as Properties;
+  const wrapped = nullProtoObject<Properties>();
+  wrapped.payload = body as JsonValue;
+  return wrapped;
+}
+
+async function findSource(deps: IngestDeps, trackerId: string, sourceId: string): Promise<{ tracker: Tracker; source: WebhookSource }> {
+  let tracker: Tracker | undefined;
+  try {
+    tracker = await deps.resolver.byId(trackerId);
+  } catch (err) {
+    throw new ApiError('ERR_QUEUE_UNAVAILABLE', `Trackers cannot be read: ${(err as Error).message}`, undefined, { 'Retry-After': String(deps.config.retryAfterSeconds) });
+  }
+  const source = tracker?.sources.find((s) => s.id === sourceId);
+  if (!tracker || !source) throw new ApiError('ERR_WEBHOOK_NOT_FOUND');
+  return { tracker, source };
+}
+
+/**
+ * `POST /v3/webhooks/<tracker>/<source>`: verify the signature on the raw bytes, answer a
+ * handshake, map the delivery to one event by the source's preset and mapping, and store it,
+ * deduplicated on the sender's delivery id. Answers 200, which every sender takes as delivered.
+ */
+export function createWebhookRouter(deps: IngestDeps): Router {
+  const router = new Router();
+  router.post(WEBHOOK_PATH, async (ctx) => {
+    const { tracker, source } = await findSource(deps, ctx.params.tracker!, ctx.params.source!);
+    ctx.state.trackerId = tracker.id;
+    const { raw, isForm } = await readBodyBytes(ctx, deps.config.limits);
+    const headers = headersOf(ctx);
+    const verdict = await verifyDelivery(source, headers, raw, Date.now());
+    if (!verdict.ok) throw new ApiError('ERR_WEBHOOK_SIGNATURE', `${verdict.reason}: ${verdict.message}.`);
+
+    const delivery: Delivery = { headers, body: bodyOf(raw, isForm) };
+    const mapped = mapDelivery(source, delivery);
+    if (mapped.kind === 'challenge') {
+      ctx.status = 200;
+      ctx.body = { challenge: mapped.challenge };
+      return;
+    }
+    const { limits } = deps.config;
+    const receivedAt = new Date().toISOString();
+    const { fields } = mapped;
+    const record: TrackedRecord = {
+      kind: 'event',
+      id: fields.id ? deliveryKey(fields.id, (k) => CLIENT_KEY_PATTERN.test(k)) : uuidv7(),
+      receivedAt,
+      event: fields.event.slice(0, limits.idLength),
+      eventAt: eventTime(fields.eventAt) ?? receivedAt,
+      properties: propertiesOf(delivery.body),
+    };
+    if (fields.uid) record.uid = fields.uid.slice(0, limits.idLength);
+    if (fields.sid) record.sid = fields.sid.slice(0, limits.idLength);
+    const keyed = fields.id !== undefined && tracker.dedupWindowHours > 0;
+    const wait = deps.rateLimiter.take(tracker.id, tracker.rateLimit, 1);
+    if (wait > 0) throw new ApiError('ERR_RATE_LIMITED', undefined, undefined, { 'Retry-After': String(wait) });
+    const seen = await deps.writer.write(tracker.id, [record], keyed ? { windowHours: tracker.dedupWindowHours, members: [dedupMember('event', record.id)] } : undefined);
+    const duplicate = seen?.[0] === true;
+    if (duplicate) deps.metrics.recordsDuplicate.inc({ tracker: tracker.id, kind: 'event' });
+    else deps.metrics.recordsAccepted.inc({ kind: 'event' });
+    ctx.state.liveRecords = duplicate ? [] : [record];
+    ctx.state.liveDuplicates = duplicate ? 1 : 0;
+    ctx.status = 200;
+    ctx.body = duplicate ? { accepted: 0, duplicate: true, id: record.id, event: record.event } : { accepted: 1, id: record.id, event: record.event };
+  });
+  return router;
+}
