@@ -26,7 +26,7 @@ export function buildChildren(): void {
   }
 }
 
-/** Where buildChildren put the JavaScript of `file` (a path from the repository root, e.g. `src/server.ts`). */
+/** Where buildChildren put the JavaScript of `file` (a path from the repository root, e.g. `src/boot/server.ts`). */
 export function compiledPath(file: string): string {
   return path.join(CHILDREN_OUT, file.replace(/\.ts$/, '.js'));
 }

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
-import { generateToken } from '../src/trackers/tokens';
+import { generateToken } from '../src/core/trackers/tokens';
 import { ask, buildChildren, forkChild, nextMessage, stopChild, type Message } from './child';
 import type { LoadPlan, LoadResult } from './load-generator';
 import { machineCpuSeconds, processCpuSeconds, redisCpuSeconds } from './proc-stats';
@@ -16,7 +16,7 @@ import { startTributary, type BenchTracker, type ServerCounts } from './tributar
  *
  * In one run: a bare node:http server that parses JSON and answers 204; the floor of the fixed
  * shape (Koa and @koa/router answering the contract's 202, doing nothing else); then Tributary's real
- * server (`src/server.ts api`) once per API_PROCESSES value, each loaded by autocannon in a
+ * server (`src/boot/server.ts api`) once per API_PROCESSES value, each loaded by autocannon in a
  * process of its own with ~300-byte events, then the same with an `Idempotency-Key` per request
  * (deduplicated: the ratio to the unkeyed run, and Redis bytes per remembered key), then with
  * arrays of events. Afterwards every 2xx is

@@ -5,8 +5,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createGoogleSheetsConnector, type SheetsWriter } from '../connectors/google-sheets';
 import { BATCH_LIMITS } from '../connectors/google-sheets/config';
-import { createLogger } from '../src/logger';
-import type { Properties, TrackedRecord } from '../src/records/types';
+import { createLogger } from '../src/core/logger';
+import type { Properties, TrackedRecord } from '../src/core/records/types';
 import { SheetsFake } from '../test/fakes/sheets';
 
 /**

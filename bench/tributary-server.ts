@@ -5,9 +5,9 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Redis } from 'ioredis';
-import { freePort } from '../src/embedded-redis';
-import { TrackerStore } from '../src/trackers/store';
-import { TrackerSchema } from '../src/trackers/types';
+import { freePort } from '../src/core/redis/embedded-redis';
+import { TrackerStore } from '../src/core/trackers/store';
+import { TrackerSchema } from '../src/core/trackers/types';
 import { compiledPath, stopChild } from './child';
 
 /** A tracker the benchmark creates in the store before the load starts. */
@@ -65,7 +65,7 @@ async function poll<T>(what: string, check: () => Promise<T | undefined>, timeou
 }
 
 /**
- * Tributary as a deployment runs it: `node src/server.js api` (compiled by buildChildren) with
+ * Tributary as a deployment runs it: `node src/boot/server.js api` (compiled by buildChildren) with
  * API_PROCESSES processes, on a free port of 127.0.0.1, under the benchmark's Redis prefix, with
  * the benchmark's trackers created first. The 2xx answers and stored records are read from its
  * /metrics, which sums every API process.
@@ -78,7 +78,7 @@ export async function startTributary(options: { redis: Redis; redisUrl: string; 
   }
   const port = await freePort();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'bench-ingest-'));
-  const child: ChildProcess = spawn(process.execPath, [...options.nodeArgs, compiledPath('src/server.ts'), 'api'], {
+  const child: ChildProcess = spawn(process.execPath, [...options.nodeArgs, compiledPath('src/boot/server.ts'), 'api'], {
     env: {
       ...process.env,
       LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',

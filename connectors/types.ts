@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import type { Logger } from '../src/logger';
-import type { TrackedRecord } from '../src/records/types';
+import type { Logger } from '../src/core/logger';
+import type { TrackedRecord } from '../src/core/records/types';
 import type { ConnectorError } from './errors';
 
 /** How the delivery plumbing groups records for one write. */

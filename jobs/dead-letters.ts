@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { ConnectorError } from '../connectors/errors';
-import type { TrackedRecord } from '../src/records/types';
+import type { TrackedRecord } from '../src/core/records/types';
 import type { DeliveryKeys } from './keys';
 
 export interface DeadLetter {

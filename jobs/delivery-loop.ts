@@ -1,9 +1,9 @@
 import type { Redis } from 'ioredis';
 import { ConnectorError, RetryableError } from '../connectors/errors';
 import type { BatchLimits, DestinationWriter, RecordOutcome } from '../connectors/types';
-import type { Logger } from '../src/logger';
-import type { TrackedRecord } from '../src/records/types';
-import { linkedController, withDeadline } from '../src/deadline';
+import type { Logger } from '../src/core/logger';
+import type { TrackedRecord } from '../src/core/records/types';
+import { linkedController, withDeadline } from '../src/core/deadline';
 import { backoffDelay, sleep, type BackoffPolicy } from './backoff';
 import { DeadLetterStore } from './dead-letters';
 import { DestinationStatusStore } from './destination-status';

@@ -1,11 +1,11 @@
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { Logger } from '../src/logger';
-import { duplicatesKey, INGEST_QUEUE, type IngestJobData } from '../src/queue/ingest-job';
-import type { TrackerStore } from '../src/trackers/store';
-import type { Tracker } from '../src/trackers/types';
+import type { Logger } from '../src/core/logger';
+import { duplicatesKey, INGEST_QUEUE, type IngestJobData } from './ingest-job';
+import type { TrackerStore } from '../src/core/trackers/store';
+import type { Tracker } from '../src/core/trackers/types';
 import { backoffDelay, DEFAULT_BACKOFF, sleep } from './backoff';
-import { INGEST_JOB_NAME } from '../src/queue/ingest-job';
+import { INGEST_JOB_NAME } from './ingest-job';
 import { backlogIndexKey, deliveryKeys, routerCursorKey, trackerBacklogKey } from './keys';
 
 // Appends a job's records to the stream of each destination, once: jobs are routed strictly in
@@ -78,7 +78,7 @@ export async function startRouter(connection: Redis, commands: Redis, store: Tra
     return tracker;
   };
 
-  /** Indices of the job's records whose client key was accepted before (written with the job, see src/queue/dedup.ts). */
+  /** Indices of the job's records whose client key was accepted before (written with the job, see src/ingest/dedup.ts). */
   const duplicatesOf = async (data: IngestJobData): Promise<Set<number> | undefined> => {
     if (!data.dedup) return undefined;
     const list = await commands.get(duplicatesKey(opts.redisPrefix, data.dedup));

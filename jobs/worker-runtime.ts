@@ -1,8 +1,8 @@
 import type { ConnectorRegistry } from '../connectors/registry';
-import type { Config } from '../src/config';
-import type { Logger } from '../src/logger';
-import { createRedis } from '../src/queue/redis';
-import { TrackerStore } from '../src/trackers/store';
+import type { Config } from '../src/core/config';
+import type { Logger } from '../src/core/logger';
+import { createRedis } from '../src/core/redis/redis';
+import { TrackerStore } from '../src/core/trackers/store';
 import { startRouter } from './router';
 import { DEFAULT_DELIVERY_OPTIONS } from './delivery-loop';
 import { DeliverySupervisor, type SupervisorOptions } from './supervisor';

@@ -1,6 +1,6 @@
 import { BigQuery, type BigQueryOptions } from '@google-cloud/bigquery';
 import { PassThroughClient } from 'google-auth-library';
-import { withDeadline } from '../../src/deadline';
+import { withDeadline } from '../../src/core/deadline';
 import { RetryableError } from '../errors';
 import type { ResolvedSettings } from './config';
 import { toConnectorError } from './errors';

@@ -1,4 +1,4 @@
-import type { JsonValue, Properties, RecordKind } from '../../src/records/types';
+import type { JsonValue, Properties, RecordKind } from '../../src/core/records/types';
 import { fits, inferType, type ColumnType } from '../shared/infer-type';
 import type { FieldSchema } from './client';
 import { baseColumnName, foldName, hashedColumnName, ownerDescription, ownerOf } from './names';

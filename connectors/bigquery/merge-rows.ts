@@ -1,4 +1,4 @@
-import type { Properties } from '../../src/records/types';
+import type { Properties } from '../../src/core/records/types';
 import type { MergedChange, UpsertKind } from '../shared/coalesce-upserts';
 import { CONTEXT_COLUMN, contextValue, reservedValuesOfChange, type ReservedColumn } from '../shared/reserved-columns';
 import { cellValue, ownValue, type ColumnPlan, type PropertyColumn } from './columns';

@@ -1,4 +1,4 @@
-import type { RecordKind } from '../../src/records/types';
+import type { RecordKind } from '../../src/core/records/types';
 import { ConfigurationError, ConnectorError, PermanentError, RetryableError } from '../errors';
 import type { BigQueryApi, FieldSchema } from './client';
 import { applyPlan, stateFromFields, type ColumnPlan, type TableState } from './columns';

@@ -1,4 +1,4 @@
-import type { TrackedRecord } from '../../src/records/types';
+import type { TrackedRecord } from '../../src/core/records/types';
 import type { WriteDeps } from './write-part';
 import { tablePath } from './merge-sql';
 import { stringArray, timestamp } from './query-params';

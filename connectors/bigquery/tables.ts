@@ -1,4 +1,4 @@
-import type { RecordKind } from '../../src/records/types';
+import type { RecordKind } from '../../src/core/records/types';
 import type { ColumnType } from '../shared/infer-type';
 import { CONTEXT_COLUMN, KEY_COLUMN, RESERVED_COLUMNS_BY_KIND, type ReservedColumn } from '../shared/reserved-columns';
 import type { FieldSchema, TableSpec } from './client';

@@ -1,4 +1,4 @@
-import type { TrackedRecord } from '../../src/records/types';
+import type { TrackedRecord } from '../../src/core/records/types';
 import { PermanentError, RetryableError, type ConnectorError } from '../errors';
 import { contextValue, CONTEXT_COLUMN } from '../shared/reserved-columns';
 import type { RecordOutcome } from '../types';

@@ -1,4 +1,4 @@
-import type { Properties, TrackedRecord } from '../../src/records/types';
+import type { Properties, TrackedRecord } from '../../src/core/records/types';
 import { PermanentError } from '../errors';
 import type { RecordOutcome } from '../types';
 import { applyChange, coalesceUpserts, type UpsertKind } from '../shared/coalesce-upserts';

@@ -1,4 +1,4 @@
-import type { RecordKind, TrackedRecord } from '../../src/records/types';
+import type { RecordKind, TrackedRecord } from '../../src/core/records/types';
 import { ConfigurationError, ConnectorError, PermanentError, RetryableError } from '../errors';
 import type { DestinationContext, DestinationWriter, RecordOutcome } from '../types';
 import { BigQueryApi } from './client';

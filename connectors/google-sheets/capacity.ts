@@ -1,4 +1,4 @@
-import type { Logger } from '../../src/logger';
+import type { Logger } from '../../src/core/logger';
 import { ConfigurationError } from '../errors';
 import type { ResolvedSettings } from './config';
 

@@ -1,5 +1,5 @@
 import { sheets, type MethodOptions, type sheets_v4 } from 'googleapis/build/src/apis/sheets';
-import { withDeadline } from '../../src/deadline';
+import { withDeadline } from '../../src/core/deadline';
 import { RetryableError } from '../errors';
 import type { SheetsAuth } from './auth';
 import type { Budgets } from './budget';
@@ -36,7 +36,7 @@ export class SheetsClient {
     // Node's own fetch rather than gaxios' lazily imported node-fetch (an ES module that jest's
     // CommonJS runtime cannot load); gaxios documents native fetch as a supported implementation.
     // No `timeout` here: gaxios would combine it with our signal by `AbortSignal.any`, which Node 20
-    // can garbage-collect while a request hangs (see src/deadline.ts); each call has its own deadline.
+    // can garbage-collect while a request hangs (see src/core/deadline.ts); each call has its own deadline.
     this.api = sheets({ version: 'v4', auth: opts.auth, rootUrl: opts.endpoint, retry: false, fetchImplementation: fetch });
   }
 

@@ -1,4 +1,4 @@
-import type { RecordKind } from '../../src/records/types';
+import type { RecordKind } from '../../src/core/records/types';
 import type { SheetProperties, Sheets } from './client';
 
 /** One tab's id and grid size, as spreadsheets.get answered them and our own writes changed them. */

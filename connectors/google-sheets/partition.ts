@@ -1,5 +1,5 @@
 import { coalesceUpserts, type MergedChange } from '../shared/coalesce-upserts';
-import type { TrackedRecord } from '../../src/records/types';
+import type { TrackedRecord } from '../../src/core/records/types';
 import type { ResolvedSettings } from './config';
 
 /**

@@ -1,5 +1,5 @@
 import type { MergedChange } from '../shared/coalesce-upserts';
-import type { TrackedRecord } from '../../src/records/types';
+import type { TrackedRecord } from '../../src/core/records/types';
 import { rowRange } from './a1';
 import type { ValueRange } from './client';
 import { columnsOf, evolveHeader } from './header';

@@ -1,6 +1,6 @@
 import type { MergedChange, UpsertKind } from '../shared/coalesce-upserts';
 import { CONTEXT_COLUMN, contextValue, RESERVED_COLUMNS_BY_KIND, reservedValues, reservedValuesOfChange, type ReservedValues } from '../shared/reserved-columns';
-import type { Properties, RecordKind, RequestContext, TrackedRecord } from '../../src/records/types';
+import type { Properties, RecordKind, RequestContext, TrackedRecord } from '../../src/core/records/types';
 import { rowRange } from './a1';
 import type { CellValue, ValueRange } from './client';
 import { cellValue, fitCell } from './values';

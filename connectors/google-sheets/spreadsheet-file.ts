@@ -1,7 +1,7 @@
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { readTextIfExists } from '../../src/files';
+import { readTextIfExists } from '../../src/core/files';
 
 const CreatedSchema = z.object({ spreadsheetId: z.string().min(1), title: z.string(), createdAt: z.string() });
 export type CreatedSpreadsheet = z.infer<typeof CreatedSchema>;

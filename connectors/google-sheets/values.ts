@@ -1,4 +1,4 @@
-import type { JsonValue } from '../../src/records/types';
+import type { JsonValue } from '../../src/core/records/types';
 import type { CellValue } from './client';
 
 /** Google: "Your input contains more than the maximum of 50000 characters in a single cell." */

@@ -1,4 +1,4 @@
-import type { TrackedRecord } from '../../src/records/types';
+import type { TrackedRecord } from '../../src/core/records/types';
 import { ConnectorError, PermanentError, RetryableError } from '../errors';
 import type { DestinationContext, DestinationDetails, DestinationWriter, RecordOutcome, TestReport } from '../types';
 import { rowsOf, tableRange } from './a1';

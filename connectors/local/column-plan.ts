@@ -1,4 +1,4 @@
-import type { JsonValue, Properties } from '../../src/records/types';
+import type { JsonValue, Properties } from '../../src/core/records/types';
 import { fits, inferType, type ColumnType } from '../shared/infer-type';
 import { columnTypeOf, foldIdent, isUsableIdent } from './sql';
 import { SYSTEM_COLUMNS } from './tables';

@@ -1,4 +1,4 @@
-import type { Properties, RecordKind, RequestContext } from '../../src/records/types';
+import type { Properties, RecordKind, RequestContext } from '../../src/core/records/types';
 import { contextValue, CONTEXT_COLUMN, type ReservedColumn, type ReservedValues } from '../shared/reserved-columns';
 import { cellText, ownValue, type ColumnPlan } from './column-plan';
 import { SQL_TYPE } from './sql';

@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { RECORD_KINDS } from '../../src/records/types';
+import { RECORD_KINDS } from '../../src/core/records/types';
 import type { ColumnPlan, TableColumn } from './column-plan';
 import { quoteIdent, SQL_TYPE } from './sql';
 import { createTableSql } from './tables';

@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { TrackedRecord } from '../../src/records/types';
+import type { TrackedRecord } from '../../src/core/records/types';
 import { PermanentError } from '../errors';
 import type { RecordOutcome } from '../types';
 import { coalesceUpserts } from '../shared/coalesce-upserts';

@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { TrackedRecord } from '../../src/records/types';
+import type { TrackedRecord } from '../../src/core/records/types';
 import { reservedValues } from '../shared/reserved-columns';
 import { planColumns, touchedColumns } from './column-plan';
 import { createRowMapper } from './rows';

@@ -1,5 +1,5 @@
 import { listValue, type DuckDBConnection } from '@duckdb/node-api';
-import type { Properties } from '../../src/records/types';
+import type { Properties } from '../../src/core/records/types';
 import { applyChange, type MergedChange, type UpsertKind } from '../shared/coalesce-upserts';
 import { CONTEXT_COLUMN, KEY_COLUMN, reservedValuesOfChange } from '../shared/reserved-columns';
 import { planColumns, touchedColumns } from './column-plan';

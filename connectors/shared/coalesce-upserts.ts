@@ -1,4 +1,4 @@
-import type { Properties, RequestContext, TrackedRecord } from '../../src/records/types';
+import type { Properties, RequestContext, TrackedRecord } from '../../src/core/records/types';
 
 /** The upserted resources and the field that keys each of them. */
 export type UpsertKind = 'user' | 'session';

@@ -1,4 +1,4 @@
-import type { JsonValue } from '../../src/records/types';
+import type { JsonValue } from '../../src/core/records/types';
 
 /**
  * The column types every connector maps property values to.

@@ -1,4 +1,4 @@
-import type { RecordKind, RequestContext, TrackedRecord } from '../../src/records/types';
+import type { RecordKind, RequestContext, TrackedRecord } from '../../src/core/records/types';
 import type { MergedChange, UpsertKind } from './coalesce-upserts';
 
 /** The reserved columns, in the fixed order in which every destination lays them out. */

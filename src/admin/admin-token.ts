@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { readTextIfExists } from '../files';
+import { readTextIfExists } from '../core/files';
 
 /** Name of the file under `DATA_DIR` that keeps a generated admin token. */
 export const ADMIN_TOKEN_FILE = 'admin-token';

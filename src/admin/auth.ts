@@ -1,6 +1,6 @@
 import type { Context, Middleware } from 'koa';
-import { ApiError } from '../errors';
-import { tokensEqual } from '../trackers/tokens';
+import { ApiError } from '../core/errors';
+import { tokensEqual } from '../core/trackers/tokens';
 import { SESSION_COOKIE } from './session';
 
 const BEARER = /^Bearer +(\S+) *$/i;

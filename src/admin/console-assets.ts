@@ -4,8 +4,8 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Context } from 'koa';
-import { ApiError } from '../errors';
-import { readIfExists } from '../files';
+import { ApiError } from '../core/errors';
+import { readIfExists } from '../core/files';
 
 /** The package root: two levels up from src/admin (tsx) or three from dist/src/admin (built). */
 function packageRoot(): string {

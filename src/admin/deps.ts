@@ -1,8 +1,8 @@
 import type { ConnectorRegistry } from '../../connectors/registry';
-import type { LiveFeed } from '../live/live-feed';
-import type { DeliveryAdmin } from '../trackers/delivery-admin';
-import type { DestinationService } from '../trackers/destinations';
-import type { TrackerService } from '../trackers/service';
+import type { LiveFeed } from '../http/live/live-feed';
+import type { DeliveryAdmin } from '../operator/delivery-admin';
+import type { DestinationService } from '../operator/destination-service';
+import type { TrackerService } from '../operator/tracker-service';
 
 /** What the admin API needs: the same services the CLI uses (src/cli/context.ts), and nothing of its own. */
 export interface AdminDeps {

@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import { z } from 'zod';
 import { isDeadLetterEntryId } from '../../jobs/dead-letters';
-import { restoreRedacted } from '../trackers/redact';
+import { restoreRedacted } from '../core/redact';
 import type { AdminDeps } from './deps';
 import { parseInput, readBody } from './json-body';
 

@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import type { z } from 'zod';
-import { ApiError } from '../errors';
-import { describeIssues } from '../trackers/types';
+import { ApiError } from '../core/errors';
+import { describeIssues } from '../core/trackers/types';
 
 /** Admin bodies are small (a tracker, a destination's settings, a list of entry ids); 64 KiB is plenty. Default. */
 export const ADMIN_BODY_LIMIT = 64 * 1024;

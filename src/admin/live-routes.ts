@@ -7,7 +7,7 @@ const KEEP_ALIVE_MS = 15_000;
 
 /**
  * `GET /trackers/:id/live`: the tracker's v3 requests as server-sent events, from the moment of
- * connecting (`event: ready`), one `event: request` each (data: a LiveEntry, src/live/live-entry.ts).
+ * connecting (`event: ready`), one `event: request` each (data: a LiveEntry, src/http/live/live-entry.ts).
  * No history: what arrived before the connection is in the destinations.
  */
 export function registerLiveRoutes(router: Router, deps: AdminDeps): void {

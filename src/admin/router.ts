@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
-import { redactSecrets } from '../trackers/redact';
+import { redactSecrets } from '../core/redact';
 import { createAdminAuth } from './auth';
 import { registerConnectorRoutes } from './connector-routes';
 import type { AdminDeps } from './deps';

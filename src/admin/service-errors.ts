@@ -1,8 +1,8 @@
 import type { Middleware } from 'koa';
-import { ApiError, type ErrorCode } from '../errors';
-import { DeliveryAdminError, type DeliveryAdminErrorCode } from '../trackers/delivery-admin';
-import { DestinationServiceError, type DestinationServiceErrorCode } from '../trackers/destinations';
-import { TrackerServiceError, type TrackerServiceErrorCode } from '../trackers/service';
+import { ApiError, type ErrorCode } from '../core/errors';
+import { DeliveryAdminError, type DeliveryAdminErrorCode } from '../operator/delivery-admin';
+import { DestinationServiceError, type DestinationServiceErrorCode } from '../operator/destination-service';
+import { TrackerServiceError, type TrackerServiceErrorCode } from '../operator/tracker-service';
 
 // Exhaustive maps: a new service error code fails the type check until it is given a status here.
 const TRACKER: Readonly<Record<TrackerServiceErrorCode, ErrorCode>> = {

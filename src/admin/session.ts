@@ -1,8 +1,8 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import { ApiError } from '../errors';
-import { tokensEqual } from '../trackers/tokens';
+import { ApiError } from '../core/errors';
+import { tokensEqual } from '../core/trackers/tokens';
 import { readBody } from './json-body';
 
 /** Holds the admin token for the browser. HttpOnly (no script reads it), SameSite=Strict, only under /admin. */

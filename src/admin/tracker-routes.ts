@@ -1,8 +1,8 @@
 import type Router from '@koa/router';
-import { ApiError } from '../errors';
-import { buildIntegrationView } from '../trackers/integration-view';
-import type { CreateTrackerInput, UpdateTrackerInput } from '../trackers/service';
-import { activeTokens } from '../trackers/types';
+import { ApiError } from '../core/errors';
+import { buildIntegrationView } from '../operator/integration-view';
+import type { CreateTrackerInput, UpdateTrackerInput } from '../operator/tracker-service';
+import { activeTokens } from '../core/trackers/types';
 import type { AdminDeps } from './deps';
 import { readJsonObject } from './json-body';
 

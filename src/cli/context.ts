@@ -1,15 +1,15 @@
 import type { Redis } from 'ioredis';
 import pino from 'pino';
 import { createDefaultRegistry } from '../../connectors';
-import { loadConfig, type Config } from '../config';
-import { ensureRedis } from '../embedded-redis';
-import { createLogger } from '../logger';
-import { createRedis } from '../queue/redis';
-import { DestinationService } from '../trackers/destinations';
-import { TrackerStore } from '../trackers/store';
-import { TrackerService } from '../trackers/service';
-import { SourceService } from '../trackers/source-service';
-import { DeliveryAdmin } from '../trackers/delivery-admin';
+import { loadConfig, type Config } from '../core/config';
+import { ensureRedis } from '../core/redis/embedded-redis';
+import { createLogger } from '../core/logger';
+import { createRedis } from '../core/redis/redis';
+import { DestinationService } from '../operator/destination-service';
+import { TrackerStore } from '../core/trackers/store';
+import { TrackerService } from '../operator/tracker-service';
+import { SourceService } from '../operator/source-service';
+import { DeliveryAdmin } from '../operator/delivery-admin';
 
 /** A failure the CLI reports as one line, without a stack. */
 export class CliError extends Error {

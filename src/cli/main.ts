@@ -1,10 +1,10 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { ConfigError } from '../config';
-import { DestinationServiceError } from '../trackers/destinations';
-import { TrackerServiceError } from '../trackers/service';
-import { SourceServiceError } from '../trackers/source-service';
+import { ConfigError } from '../core/config';
+import { DestinationServiceError } from '../operator/destination-service';
+import { TrackerServiceError } from '../operator/tracker-service';
+import { SourceServiceError } from '../operator/source-service';
 import { CliError } from './context';
-import { DeliveryAdminError } from '../trackers/delivery-admin';
+import { DeliveryAdminError } from '../operator/delivery-admin';
 import { registerDestinationsCommands } from './destinations-command';
 import { registerDlqCommands } from './dlq-command';
 import { registerSourcesCommands } from './sources-command';

@@ -1,6 +1,6 @@
-import type { TestResult } from '../trackers/destinations';
-import type { Destination } from '../trackers/types';
-import type { DestinationView } from '../trackers/delivery-admin';
+import type { TestResult } from '../operator/destination-service';
+import type { Destination } from '../core/trackers/types';
+import type { DestinationView } from '../operator/delivery-admin';
 import { json, table } from './render';
 
 /** `850ms`, `12s`, `3m 4s`, `2h 5m`, `3d 1h`: precise when small, short when large. */

@@ -1,5 +1,5 @@
 import type { DeadLetter } from '../../jobs/dead-letters';
-import type { TrackedRecord } from '../records/types';
+import type { TrackedRecord } from '../core/records/types';
 import { table } from './render';
 
 /** What names the record to a person: an event by its name, a user or session by its key. */

@@ -1,5 +1,5 @@
-import { redactingReplacer } from '../trackers/redact';
-import { activeTokens, type RateLimit, type Tracker, type TrackerToken } from '../trackers/types';
+import { redactingReplacer } from '../core/redact';
+import { activeTokens, type RateLimit, type Tracker, type TrackerToken } from '../core/trackers/types';
 
 /** Enough of a token to recognise it and to pass to revoke-token, not enough to use it. */
 export function tokenHint(token: string): string {

@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { webhookUrl } from '../ingest/webhooks/route';
-import { SOURCE_TYPES, type WebhookSource } from '../trackers/types';
+import { SOURCE_TYPES, type WebhookSource } from '../core/trackers/types';
 import { withContext } from './context';
 import { json, table } from './render';
 

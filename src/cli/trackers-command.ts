@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { buildIntegrationView, renderIntegrationViewText } from '../trackers/integration-view';
-import { activeTokens } from '../trackers/types';
+import { buildIntegrationView, renderIntegrationViewText } from '../operator/integration-view';
+import { activeTokens } from '../core/trackers/types';
 import { withContext } from './context';
 import { json, renderTrackerDetails, renderTrackerList, tokenHint } from './render';
 

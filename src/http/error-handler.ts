@@ -1,8 +1,8 @@
 import type { Context, Middleware } from 'koa';
-import { ApiError, ERROR_CODES, type ErrorBody } from '../errors';
-import type { Logger } from '../logger';
-import type { Metrics } from '../metrics';
-import { sendFixed, type FixedResponse } from './fixed-responses';
+import { ApiError, ERROR_CODES, type ErrorBody } from '../core/errors';
+import type { Logger } from '../core/logger';
+import type { Metrics } from '../core/metrics';
+import { sendFixed, type FixedResponse } from '../ingest/fixed-responses';
 
 /** Header naming the error code on answers whose body is fixed (pixel, script). */
 export const ERROR_HEADER = 'X-Tributary-Error';

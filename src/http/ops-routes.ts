@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import type { Metrics } from '../metrics';
+import type { Metrics } from '../core/metrics';
 
 export interface OpsDeps {
   metrics: Metrics;
@@ -7,7 +7,7 @@ export interface OpsDeps {
   pingRedis: () => Promise<void>;
   /**
    * The exposition text /metrics serves. Default: this process's registry. In cluster mode, the
-   * whole host's: every API process's metrics, summed by the primary (src/cluster-metrics.ts).
+   * whole host's: every API process's metrics, summed by the primary (src/boot/cluster-metrics.ts).
    */
   hostMetrics?: () => Promise<string>;
 }

@@ -6,8 +6,8 @@ import Koa from 'koa';
 import supertest from 'supertest';
 import { createConsoleRouter } from '../../src/admin/console-assets';
 import { createErrorHandler } from '../../src/http/error-handler';
-import { createLogger } from '../../src/logger';
-import { createMetrics } from '../../src/metrics';
+import { createLogger } from '../../src/core/logger';
+import { createMetrics } from '../../src/core/metrics';
 
 const IMPORT_MAP = '\n    {"imports": {"preact": "/admin/vendor/preact.mjs", "preact/hooks": "/admin/vendor/hooks.mjs"}}\n  ';
 const INDEX_HTML = `<!doctype html>

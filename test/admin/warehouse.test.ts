@@ -2,8 +2,8 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { localConnector } from '../../connectors/local';
-import { createLogger } from '../../src/logger';
-import type { TrackedRecord } from '../../src/records/types';
+import { createLogger } from '../../src/core/logger';
+import type { TrackedRecord } from '../../src/core/records/types';
 import { eventRecord } from '../cli/seed';
 import { adminClient, startAdminApi, type AdminTestApi } from '../helpers/admin-api';
 

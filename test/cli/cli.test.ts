@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { TrackerResolver } from '../../src/trackers/resolver';
-import { TrackerStore } from '../../src/trackers/store';
-import type { IntegrationView } from '../../src/trackers/integration-view';
-import type { Tracker } from '../../src/trackers/types';
+import { TrackerResolver } from '../../src/ingest/resolver';
+import { TrackerStore } from '../../src/core/trackers/store';
+import type { IntegrationView } from '../../src/operator/integration-view';
+import type { Tracker } from '../../src/core/trackers/types';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
 
 /**

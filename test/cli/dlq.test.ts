@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
 import type { DeadLetter } from '../../jobs/dead-letters';
 import { deliveryKeys } from '../../jobs/keys';
-import type { TrackedRecord } from '../../src/records/types';
-import { TrackerStore } from '../../src/trackers/store';
+import type { TrackedRecord } from '../../src/core/records/types';
+import { TrackerStore } from '../../src/core/trackers/store';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
 import { cliRunner } from './run-cli';
 import { eventRecord, seedDeadLetters, seedTracker } from './seed';

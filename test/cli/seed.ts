@@ -2,9 +2,9 @@ import type { Redis } from 'ioredis';
 import { PermanentError } from '../../connectors/errors';
 import { DeadLetterStore } from '../../jobs/dead-letters';
 import { deliveryKeys } from '../../jobs/keys';
-import type { TrackedRecord } from '../../src/records/types';
-import type { TrackerStore } from '../../src/trackers/store';
-import { TrackerSchema, type Destination } from '../../src/trackers/types';
+import type { TrackedRecord } from '../../src/core/records/types';
+import type { TrackerStore } from '../../src/core/trackers/store';
+import { TrackerSchema, type Destination } from '../../src/core/trackers/types';
 
 /** A tracker written straight to the store, with destinations of any type, registered or not. */
 export async function seedTracker(store: TrackerStore, id: string, destinations: Array<Partial<Destination> & { id: string; type: string }> = []): Promise<void> {

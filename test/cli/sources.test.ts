@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { TrackerStore } from '../../src/trackers/store';
+import { TrackerStore } from '../../src/core/trackers/store';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
 import { cliRunner } from './run-cli';
 import { seedTracker } from './seed';

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
-import { freePort } from '../../src/embedded-redis';
+import { freePort } from '../../src/core/redis/embedded-redis';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
 import { spawnTributary, waitReady, type TributaryProcess } from '../helpers/tributary-process';
 import { startCustomerSite, type CustomerSite } from './customer-site';

@@ -7,11 +7,11 @@ import type { DeadLetter as ServerDeadLetter } from '../../jobs/dead-letters';
 import type { DestinationStatus as ServerDestinationStatus } from '../../jobs/destination-status';
 import type { QueryResult as ServerQueryResult } from '../../connectors/local';
 import type * as Console from '../../src/console/app/types';
-import type { LiveEntry as ServerLiveEntry } from '../../src/live/live-entry';
-import type { TrackedRecord as ServerTrackedRecord } from '../../src/records/types';
-import type { DestinationView as ServerDestinationView } from '../../src/trackers/delivery-admin';
-import type { IntegrationView as ServerIntegrationView } from '../../src/trackers/integration-view';
-import type { Tracker as ServerTracker } from '../../src/trackers/types';
+import type { LiveEntry as ServerLiveEntry } from '../../src/http/live/live-entry';
+import type { TrackedRecord as ServerTrackedRecord } from '../../src/core/records/types';
+import type { DestinationView as ServerDestinationView } from '../../src/operator/delivery-admin';
+import type { IntegrationView as ServerIntegrationView } from '../../src/operator/integration-view';
+import type { Tracker as ServerTracker } from '../../src/core/trackers/types';
 
 type Fits<Server, Mirror> = [Server] extends [Mirror] ? true : false;
 type Check<T extends true> = T;

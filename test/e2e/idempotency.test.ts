@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ConnectorRegistry } from '../../connectors/registry';
 import { startWorkerRuntime, type WorkerRuntime } from '../../jobs/worker-runtime';
-import { createLogger } from '../../src/logger';
+import { createLogger } from '../../src/core/logger';
 import { startTestApi, type TestApi } from '../helpers/api';
 import { createMemoryConnector, memoryDestination } from '../helpers/memory-connector';
 import { TEST_REDIS_URL } from '../helpers/redis';

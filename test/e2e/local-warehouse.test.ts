@@ -8,7 +8,7 @@ import { DestinationStatusStore } from '../../jobs/destination-status';
 import { deliveryKeys } from '../../jobs/keys';
 import type { Connector } from '../../connectors/types';
 import { startWorkerRuntime, type WorkerRuntime } from '../../jobs/worker-runtime';
-import { createLogger } from '../../src/logger';
+import { createLogger } from '../../src/core/logger';
 import { startTestApi, type TestApi } from '../helpers/api';
 import { TEST_REDIS_URL } from '../helpers/redis';
 import { waitFor } from '../helpers/wait';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { queryWarehouse } from '../../connectors/local';
-import { TrackerStore } from '../../src/trackers/store';
+import { TrackerStore } from '../../src/core/trackers/store';
 import { freePort } from '../helpers/redis-server';
 import { spawnTributary, waitReady, type TributaryProcess } from '../helpers/tributary-process';
 import { waitFor } from '../helpers/wait';

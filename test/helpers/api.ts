@@ -1,13 +1,13 @@
 import type { Job } from 'bullmq';
 import supertest from 'supertest';
-import { loadConfig, type Config } from '../../src/config';
-import { createLogger } from '../../src/logger';
-import { createMetrics } from '../../src/metrics';
-import type { IngestJobData } from '../../src/queue/ingest-job';
-import type { TrackedRecord } from '../../src/records/types';
-import { createApiRuntime, type AdminOptions, type ApiRuntime } from '../../src/runtime';
-import { generateToken } from '../../src/trackers/tokens';
-import { TrackerSchema, type Tracker } from '../../src/trackers/types';
+import { loadConfig, type Config } from '../../src/core/config';
+import { createLogger } from '../../src/core/logger';
+import { createMetrics } from '../../src/core/metrics';
+import type { IngestJobData } from '../../jobs/ingest-job';
+import type { TrackedRecord } from '../../src/core/records/types';
+import { createApiRuntime, type AdminOptions, type ApiRuntime } from '../../src/boot/api-runtime';
+import { generateToken } from '../../src/core/trackers/tokens';
+import { TrackerSchema, type Tracker } from '../../src/core/trackers/types';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from './redis';
 
 export interface TestApi {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ConnectorError } from '../../connectors/errors';
 import type { Connector, DestinationWriter, RecordOutcome, WriteOptions } from '../../connectors/types';
-import type { TrackedRecord } from '../../src/records/types';
+import type { TrackedRecord } from '../../src/core/records/types';
 
 /** What a memory destination holds, and the faults a test can switch on. */
 export interface MemoryDestination {

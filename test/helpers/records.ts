@@ -1,4 +1,4 @@
-import type { TrackedRecord } from '../../src/records/types';
+import type { TrackedRecord } from '../../src/core/records/types';
 import type { TestApi } from './api';
 
 /** The queued record with this id; a 202 means it is in Redis already, so there is nothing to wait for. */

@@ -14,11 +14,11 @@ export interface TributaryProcess {
 }
 
 /**
- * Runs `src/server.ts <role>` as its own process, straight from the sources (so a stale build
+ * Runs `src/boot/server.ts <role>` as its own process, straight from the sources (so a stale build
  * never hides a change). The caller's env decides Redis, prefix, port and data directory.
  */
 export function spawnTributary(role: 'all' | 'api' | 'worker', env: Record<string, string>): TributaryProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'server.ts'), role], {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'boot', 'server.ts'), role], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -5,7 +5,7 @@ import { DeadLetterStore } from '../../jobs/dead-letters';
 import { DestinationStatusStore } from '../../jobs/destination-status';
 import { deliveryKeys } from '../../jobs/keys';
 import { startWorkerRuntime, type WorkerRuntime } from '../../jobs/worker-runtime';
-import { createLogger } from '../../src/logger';
+import { createLogger } from '../../src/core/logger';
 import { startTestApi, type TestApi } from '../helpers/api';
 import { createMemoryConnector, memoryDestination } from '../helpers/memory-connector';
 import { TEST_REDIS_URL } from '../helpers/redis';

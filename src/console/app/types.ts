@@ -1,6 +1,6 @@
 /**
  * The shapes the admin API answers with, as the browser sees them. They mirror the server's types
- * (src/trackers/types.ts, src/trackers/integration-view.ts, jobs/destination-status.ts,
+ * (src/core/trackers/types.ts, src/operator/integration-view.ts, jobs/destination-status.ts,
  * jobs/dead-letters.ts) without importing them: the console is compiled on its own, for the browser.
  * test/console/wire-types.ts checks at type-check time that every server type still fits its mirror.
  */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { MappingRule, SourceMapping, WebhookSource } from '../../trackers/types';
+import type { MappingRule, SourceMapping, WebhookSource } from '../../core/trackers/types';
 import type { Headers } from './verify';
 
 /** A verified delivery, parsed: a JSON body, or a form's fields (Slack slash commands, Twilio). */

@@ -1,13 +1,13 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { v7 as uuidv7 } from 'uuid';
-import { ApiError } from '../../errors';
-import type { IngestDeps } from '../../http/ingest-route';
-import { readBodyBytes, parseBodyText } from '../../http/read-body';
-import { dedupMember } from '../../queue/dedup';
-import { CLIENT_KEY_PATTERN } from '../../records/normalize';
-import { nullProtoObject, type JsonValue, type Properties, type TrackedRecord } from '../../records/types';
-import type { Tracker, WebhookSource } from '../../trackers/types';
+import { ApiError } from '../../core/errors';
+import type { IngestDeps } from '../ingest-route';
+import { readBodyBytes, parseBodyText } from '../read-body';
+import { dedupMember } from '../dedup';
+import { CLIENT_KEY_PATTERN } from '../../core/records/normalize';
+import { nullProtoObject, type JsonValue, type Properties, type TrackedRecord } from '../../core/records/types';
+import type { Tracker, WebhookSource } from '../../core/trackers/types';
 import { deliveryKey, eventTime, mapDelivery, type Delivery } from './presets';
 import { verifyDelivery, type Headers } from './verify';
 

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { verify as verifyGitHub } from '@octokit/webhooks-methods';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
-import type { HmacSettings, WebhookSource } from '../../trackers/types';
+import type { HmacSettings, WebhookSource } from '../../core/trackers/types';
 
 /** Why a delivery was refused; each is named in the 401 answer and the live view. */
 export type SignatureFailure = 'missing-header' | 'malformed-header' | 'bad-signature' | 'timestamp-outside-tolerance';

@@ -4,7 +4,7 @@ import { ConnectorRegistry } from '../../../connectors/registry';
 import { DestinationStatusStore } from '../../../jobs/destination-status';
 import { deliveryKeys } from '../../../jobs/keys';
 import { startWorkerRuntime, type WorkerRuntime } from '../../../jobs/worker-runtime';
-import { createLogger } from '../../../src/logger';
+import { createLogger } from '../../../src/core/logger';
 import { startBigQueryFake, type BigQueryFake } from '../../fakes/bigquery';
 import { startTestApi, type TestApi } from '../../helpers/api';
 import { TEST_REDIS_URL } from '../../helpers/redis';

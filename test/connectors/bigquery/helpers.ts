@@ -3,8 +3,8 @@ import { BigQuery } from '@google-cloud/bigquery';
 import { PassThroughClient } from 'google-auth-library';
 import { bigqueryConnector, type BigQuerySettings } from '../../../connectors/bigquery';
 import type { DestinationWriter, RecordOutcome } from '../../../connectors/types';
-import { createLogger } from '../../../src/logger';
-import type { JsonValue, Properties, RequestContext, TrackedRecord } from '../../../src/records/types';
+import { createLogger } from '../../../src/core/logger';
+import type { JsonValue, Properties, RequestContext, TrackedRecord } from '../../../src/core/records/types';
 import { startBigQueryFake, type BigQueryFake, type BigQueryFakeOptions } from '../../fakes/bigquery';
 
 export const PROJECT = 'tributary-test';

@@ -2,7 +2,7 @@ import { googleSheetsConnector } from '../../../connectors/google-sheets';
 import { ConnectorRegistry } from '../../../connectors/registry';
 import type { Connector } from '../../../connectors/types';
 import { startWorkerRuntime, type WorkerRuntime } from '../../../jobs/worker-runtime';
-import { createLogger } from '../../../src/logger';
+import { createLogger } from '../../../src/core/logger';
 import { startTestApi, type TestApi } from '../../helpers/api';
 import { TEST_REDIS_URL } from '../../helpers/redis';
 import { waitFor } from '../../helpers/wait';

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createGoogleSheetsConnector, type GoogleSheetsSettings, type SheetsWriter } from '../../../connectors/google-sheets';
 import type { RecordOutcome } from '../../../connectors/types';
-import { createLogger } from '../../../src/logger';
-import type { Properties, TrackedRecord } from '../../../src/records/types';
+import { createLogger } from '../../../src/core/logger';
+import type { Properties, TrackedRecord } from '../../../src/core/records/types';
 import { ManualClock, SheetsFake, type SheetsFakeOptions } from '../../fakes/sheets';
 
 /** A fake, a spreadsheet in it, and writers driven by the fake's clock: waiting advances it. */

@@ -1,5 +1,5 @@
 import { RetryableError } from '../../../connectors/errors';
-import type { TrackedRecord } from '../../../src/records/types';
+import type { TrackedRecord } from '../../../src/core/records/types';
 import { event, OK, rowsOf, startHarness, user, type Harness } from './harness';
 
 let h: Harness;

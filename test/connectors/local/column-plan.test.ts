@@ -1,5 +1,5 @@
 import { cellText, planColumns, touchedColumns } from '../../../connectors/local/column-plan';
-import type { JsonValue, Properties } from '../../../src/records/types';
+import type { JsonValue, Properties } from '../../../src/core/records/types';
 
 const p = (o: Record<string, JsonValue>): Properties => Object.assign(Object.create(null) as Properties, o);
 const base = [

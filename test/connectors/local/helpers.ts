@@ -3,8 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { localConnector, queryWarehouse, type LocalSettings } from '../../../connectors/local';
 import type { DestinationWriter, RecordOutcome } from '../../../connectors/types';
-import { createLogger } from '../../../src/logger';
-import type { JsonValue, Properties, RequestContext, TrackedRecord } from '../../../src/records/types';
+import { createLogger } from '../../../src/core/logger';
+import type { JsonValue, Properties, RequestContext, TrackedRecord } from '../../../src/core/records/types';
 
 export const TRACKER = 'trk';
 

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ConfigurationError, PermanentError, RetryableError } from '../../../connectors/errors';
 import { localConnector } from '../../../connectors/local';
-import { createLogger } from '../../../src/logger';
+import { createLogger } from '../../../src/core/logger';
 import { event, openFixture, user, type LocalFixture } from './helpers';
 
 const signal = () => new AbortController().signal;

@@ -8,8 +8,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { localConnector } from '../../../connectors/local';
-import { createLogger } from '../../../src/logger';
-import type { Properties, TrackedRecord } from '../../../src/records/types';
+import { createLogger } from '../../../src/core/logger';
+import type { Properties, TrackedRecord } from '../../../src/core/records/types';
 
 const batches = Number(process.argv[2] ?? 100);
 const mode = process.argv[3] ?? 'keep';

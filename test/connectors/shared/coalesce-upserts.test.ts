@@ -1,5 +1,5 @@
 import { applyChange, coalesceUpserts } from '../../../connectors/shared/coalesce-upserts';
-import type { JsonValue, Properties, TrackedRecord } from '../../../src/records/types';
+import type { JsonValue, Properties, TrackedRecord } from '../../../src/core/records/types';
 
 const props = (o: Record<string, JsonValue>): Properties => Object.assign(Object.create(null) as Properties, o);
 let n = 0;

@@ -1,6 +1,6 @@
 import { coalesceUpserts } from '../../../connectors/shared/coalesce-upserts';
 import { contextValue, RESERVED_COLUMNS, RESERVED_COLUMNS_BY_KIND, reservedValues, reservedValuesOfChange } from '../../../connectors/shared/reserved-columns';
-import type { Properties, TrackedRecord } from '../../../src/records/types';
+import type { Properties, TrackedRecord } from '../../../src/core/records/types';
 
 const none = () => Object.create(null) as Properties;
 

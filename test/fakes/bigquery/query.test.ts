@@ -1,5 +1,5 @@
 import { readerClient, useFakeDataset } from '../../connectors/bigquery/helpers';
-import { startBigQueryFake } from '.';
+import { startBigQueryFake } from './';
 
 // The client's transport on Node's fetch under jest: see jest-transport.ts.
 jest.mock('teeny-request', () => jest.requireActual<typeof import('./jest-transport')>('./jest-transport').teenyRequestOnNativeFetch());

@@ -4,7 +4,7 @@ import type { BigQuery } from '@google-cloud/bigquery';
 // The client's transport on Node's fetch under jest: see jest-transport.ts.
 jest.mock('teeny-request', () => jest.requireActual<typeof import('./jest-transport')>('./jest-transport').teenyRequestOnNativeFetch());
 import { readerClient, uniqueDataset } from '../../connectors/bigquery/helpers';
-import { startBigQueryFake, type BigQueryFake } from '.';
+import { startBigQueryFake, type BigQueryFake } from './';
 
 /** Datasets, tables and schema rules, driven by the real client. */
 let fake: BigQueryFake;

@@ -1,5 +1,5 @@
 import { sheets, type sheets_v4 } from 'googleapis/build/src/apis/sheets';
-import { ManualClock, SheetsFake } from '.';
+import { ManualClock, SheetsFake } from './';
 
 let fake: SheetsFake;
 let api: sheets_v4.Sheets;

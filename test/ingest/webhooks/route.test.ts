@@ -1,7 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import examples from '@octokit/webhooks-examples';
 import { Webhook } from 'standardwebhooks';
-import { SourceService } from '../../../src/trackers/source-service';
+import { SourceService } from '../../../src/operator/source-service';
 import { startTestApi, type TestApi } from '../../helpers/api';
 
 /**

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { verifyDelivery, type Headers } from '../../../src/ingest/webhooks/verify';
-import { WebhookSourceSchema, type WebhookSource } from '../../../src/trackers/types';
+import { WebhookSourceSchema, type WebhookSource } from '../../../src/core/trackers/types';
 
 /** Signature checks against each provider's own published test vectors, and the ways they fail. */
 const source = (fields: Record<string, unknown>): WebhookSource => WebhookSourceSchema.parse({ id: 's', ...fields });

@@ -1,0 +1,118 @@
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type Koa from 'koa';
+import type { ConnectorRegistry } from '../../connectors/registry';
+import type { AdminDeps } from '../admin/deps';
+import { createApp } from './app';
+import { LiveFeed } from '../http/live/live-feed';
+import type { Config } from '../core/config';
+import type { Logger } from '../core/logger';
+import { createMetrics, type Metrics } from '../core/metrics';
+import { INGEST_QUEUE, type IngestJobData } from '../../jobs/ingest-job';
+import { IngestWriter } from '../ingest/ingest-writer';
+import { createRedis } from '../core/redis/redis';
+import { DeliveryAdmin } from '../operator/delivery-admin';
+import { DestinationService } from '../operator/destination-service';
+import { RateLimiter } from '../ingest/rate-limiter';
+import { TrackerResolver } from '../ingest/resolver';
+import { TrackerService } from '../operator/tracker-service';
+import { TrackerStore } from '../core/trackers/store';
+
+/** Turns the admin API on. */
+export interface AdminOptions {
+  /** The admin token (see src/admin/admin-token.ts). */
+  token: string;
+  /** Connectors whose settings schemas check destinations, and which `test` opens. */
+  registry: ConnectorRegistry;
+}
+
+export interface ApiRuntime {
+  app: Koa;
+  redis: Redis;
+  queue: Queue<IngestJobData>;
+  store: TrackerStore;
+  resolver: TrackerResolver;
+  writer: IngestWriter;
+  metrics: Metrics;
+  /** The services behind the admin API, when it is on. */
+  admin: AdminDeps | undefined;
+  live: LiveFeed;
+  /** Flushes pending writes, then closes the queue and Redis. */
+  close: () => Promise<void>;
+}
+
+/**
+ * Wires the HTTP edge to Redis. Listening is the caller's business (server.ts, or tests).
+ * `hostMetrics`: what /metrics serves, when not this process's registry alone (cluster mode: src/boot/cluster-metrics.ts).
+ */
+export function createApiRuntime(
+  config: Readonly<Config>,
+  redisUrl: string,
+  logger: Logger,
+  metrics = createMetrics(),
+  adminOptions?: AdminOptions,
+  hostMetrics?: () => Promise<string>,
+): ApiRuntime {
+  const redis = createRedis(redisUrl, 'producer');
+  const queue = new Queue<IngestJobData>(INGEST_QUEUE, { connection: redis, prefix: config.redisPrefix });
+  queue.on('error', (err) => logger.debug({ err: err.message }, 'ingest queue connection error'));
+  const store = new TrackerStore(redis, config.redisPrefix);
+  const resolver = new TrackerResolver(store, config.tokenCacheTtlMs);
+  const writer = new IngestWriter(queue, {
+    ...config.enqueue,
+    retryAfterSeconds: config.retryAfterSeconds,
+    redisPrefix: config.redisPrefix,
+    isConnected: () => redis.status === 'ready',
+    onFlush: (records, _jobs, seconds) => {
+      metrics.enqueueSeconds.observe(seconds);
+      metrics.enqueueBatchRecords.observe(records);
+    },
+  });
+  const live = new LiveFeed({ redis, redisUrl, redisPrefix: config.redisPrefix, resolver, logger });
+  const admin = adminOptions && createAdminDeps(config, redis, store, logger, adminOptions, live);
+  const app = createApp({
+    config,
+    logger,
+    metrics,
+    resolver,
+    writer,
+    rateLimiter: new RateLimiter(Date.now, config.apiProcesses),
+    pingRedis: async () => {
+      await redis.ping();
+    },
+    admin,
+    live,
+    hostMetrics,
+  });
+  return {
+    app,
+    redis,
+    queue,
+    store,
+    resolver,
+    writer,
+    metrics,
+    admin,
+    live,
+    close: async () => {
+      await live.close();
+      await writer.close();
+      await queue.close();
+      redis.disconnect();
+    },
+  };
+}
+
+/** The services of the CLI (src/cli/context.ts) over this process's Redis connection and store. */
+function createAdminDeps(config: Readonly<Config>, redis: Redis, store: TrackerStore, logger: Logger, options: AdminOptions, live: LiveFeed): AdminDeps {
+  const destinations = new DestinationService(store, options.registry, config.dataDir, logger);
+  return {
+    token: options.token,
+    publicUrl: config.publicUrl,
+    trackers: new TrackerService(store),
+    destinations,
+    delivery: new DeliveryAdmin({ destinations, redis, redisPrefix: config.redisPrefix, dataDir: config.dataDir }),
+    connectors: options.registry,
+    live,
+  };
+}

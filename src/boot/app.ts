@@ -1,0 +1,74 @@
+import cors from '@koa/cors';
+import Koa from 'koa';
+import type { AdminDeps } from '../admin/deps';
+import { createConsoleRouter } from '../admin/console-assets';
+import { createAdminRouter } from '../admin/router';
+import type { Config } from '../core/config';
+import { createErrorHandler, ERROR_HEADER } from '../http/error-handler';
+import { createOpsRouter } from '../http/ops-routes';
+import { createV3Router } from '../ingest/v3-routes';
+import { createWebhookRouter } from '../ingest/webhooks/route';
+import type { LiveFeed } from '../http/live/live-feed';
+import type { Logger } from '../core/logger';
+import type { Metrics } from '../core/metrics';
+import type { IngestWriter } from '../ingest/ingest-writer';
+import type { RateLimiter } from '../ingest/rate-limiter';
+import type { TrackerResolver } from '../ingest/resolver';
+
+export interface AppDeps {
+  config: Readonly<Config>;
+  logger: Logger;
+  metrics: Metrics;
+  resolver: TrackerResolver;
+  writer: IngestWriter;
+  rateLimiter: RateLimiter;
+  pingRedis: () => Promise<void>;
+  /** What /metrics serves; default this process's registry (see src/http/ops-routes.ts). */
+  hostMetrics?: () => Promise<string>;
+  /** Services of the admin API; without them `/admin/api` answers 404 (worker-less tests, embedders). */
+  admin?: AdminDeps;
+  /** Shows v3 requests to the console's live view. */
+  live?: LiveFeed;
+}
+
+/**
+ * Builds the Koa application without listening, so tests drive `app.callback()` directly.
+ * CORS answers every origin at the HTTP level on the tracker paths (preflights carry no token to
+ * look a tracker up by); a tracker's own origin list is enforced on the request itself with a 403.
+ */
+export function createApp(deps: AppDeps): Koa {
+  const app = new Koa({ proxy: deps.config.trustProxy });
+  app.silent = true;
+  const v3 = createV3Router(deps);
+  const ops = createOpsRouter(deps);
+
+  // Outside the error handler: the live view shows the answer the client got, errors included.
+  if (deps.live) app.use(deps.live.tap());
+  app.use(createErrorHandler(deps.logger, deps.metrics));
+  const trackerCors = cors({
+    origin: (ctx) => ctx.get('Origin'),
+    allowMethods: ['GET', 'POST', 'HEAD', 'OPTIONS'],
+    allowHeaders: ['Authorization', 'Content-Type', 'Content-Encoding', 'Idempotency-Key'],
+    exposeHeaders: [ERROR_HEADER, 'Retry-After'],
+    credentials: true,
+    maxAge: 600,
+  });
+  // The console and its API are same-origin only: no other page may read them with the cookie.
+  app.use((ctx, next) => (ctx.path.startsWith('/admin') ? next() : trackerCors(ctx, next)));
+  app.use(v3.routes());
+  app.use(v3.allowedMethods());
+  const webhooks = createWebhookRouter(deps);
+  app.use(webhooks.routes());
+  app.use(webhooks.allowedMethods());
+  app.use(ops.routes());
+  app.use(ops.allowedMethods());
+  if (deps.admin) {
+    const admin = createAdminRouter(deps.admin);
+    app.use(admin.routes());
+    app.use(admin.allowedMethods());
+    const consolePages = createConsoleRouter();
+    app.use(consolePages.routes());
+    app.use(consolePages.allowedMethods());
+  }
+  return app;
+}

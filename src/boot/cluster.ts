@@ -1,0 +1,69 @@
+import { createDefaultRegistry } from '../../connectors';
+import { startWorkerRuntime, type WorkerRuntime } from '../../jobs/worker-runtime';
+import { listenApi } from './api-server';
+import { startApiChildren, type ApiChildren } from './cluster-children';
+import { createHostMetricsClient, serveHostMetrics } from './cluster-metrics';
+import type { Config } from '../core/config';
+import { ensureRedis } from '../core/redis/embedded-redis';
+import { prepareTrackers, resolveAdminToken } from './host-setup';
+import type { Logger } from '../core/logger';
+import { createMetrics } from '../core/metrics';
+import { createRedis } from '../core/redis/redis';
+import { createApiRuntime } from './api-runtime';
+import { exitOnStopSignal } from './stop-signal';
+import { TrackerStore } from '../core/trackers/store';
+
+/**
+ * Cluster mode (API_PROCESSES > 1): the primary does the once-per-host work, namely Redis (the
+ * embedded one included), the admin token, TRIBUTARY_CONFIG, the demo tracker and, for role
+ * `all`, the delivery workers, and forks the API processes. They only serve HTTP.
+ */
+export async function runClusterPrimary(role: 'all' | 'api', config: Readonly<Config>, logger: Logger): Promise<void> {
+  const redis = await ensureRedis(config.redisUrl, config.dataDir);
+  if (redis.owned) logger.info({ url: redis.url, dir: `${config.dataDir}/redis` }, 'started the embedded redis-server (append-only persistence on)');
+  let children: ApiChildren | undefined;
+  let worker: WorkerRuntime | undefined;
+  try {
+    const registry = createDefaultRegistry();
+    const token = await resolveAdminToken(config, logger);
+    // Commands wait for the connection (as the API's queue waits for Redis in one-process mode).
+    const commands = createRedis(redis.url, 'worker');
+    try {
+      await prepareTrackers(new TrackerStore(commands, config.redisPrefix), config, registry, logger);
+    } finally {
+      commands.disconnect();
+    }
+    // Through the environment, so that no child starts a second redis-server or makes another token.
+    const env = { REDIS_URL: redis.url, ADMIN_TOKEN: token };
+    serveHostMetrics(() => children?.listening() ?? []);
+    children = await startApiChildren({ processes: config.apiProcesses, env, logger });
+    logger.info({ url: config.publicUrl, processes: config.apiProcesses }, 'tributary API listening');
+    if (role === 'all') {
+      worker = await startWorkerRuntime(config, redis.url, registry, logger);
+      logger.info({ connectors: registry.types() }, 'tributary workers delivering');
+    }
+  } catch (err) {
+    await children?.stop();
+    await redis.stop();
+    throw err;
+  }
+  exitOnStopSignal(logger, config.shutdownTimeoutMs, async () => {
+    // The children's writes need Redis, the workers do not need the children: both stop at once, Redis last.
+    await Promise.all([children!.stop(), worker?.close()]);
+    await redis.stop();
+  });
+}
+
+/** An API process of cluster mode: the HTTP edge on the shared port, nothing else. */
+export async function runClusterChild(config: Readonly<Config>, logger: Logger): Promise<void> {
+  if (!config.redisUrl || !config.adminToken) throw new Error('an API process of cluster mode gets REDIS_URL and ADMIN_TOKEN from its primary');
+  const metrics = createMetrics();
+  const hostMetrics = createHostMetricsClient(metrics.registry);
+  const api = createApiRuntime(config, config.redisUrl, logger, metrics, { token: config.adminToken, registry: createDefaultRegistry() }, hostMetrics);
+  await api.queue.waitUntilReady();
+  const server = await listenApi(api.app, config);
+  exitOnStopSignal(logger, config.shutdownTimeoutMs, async () => {
+    await server.close();
+    await api.close();
+  });
+}

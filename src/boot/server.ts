@@ -1,0 +1,64 @@
+import cluster from 'node:cluster';
+import { createDefaultRegistry } from '../../connectors';
+import { startWorkerRuntime, type WorkerRuntime } from '../../jobs/worker-runtime';
+import { listenApi, type ApiServer } from './api-server';
+import { runClusterChild, runClusterPrimary } from './cluster';
+import { loadConfig, type Config } from '../core/config';
+import { ensureRedis } from '../core/redis/embedded-redis';
+import { prepareTrackers, resolveAdminToken } from './host-setup';
+import { createLogger, type Logger } from '../core/logger';
+import { createApiRuntime, type ApiRuntime } from './api-runtime';
+import { exitOnStopSignal } from './stop-signal';
+
+/** `all` (npm start): API and workers in one process. `api` and `worker` run one half each, for scale-out. */
+type Role = 'all' | 'api' | 'worker';
+
+function parseRole(arg: string | undefined): Role {
+  if (arg === undefined || arg === 'all' || arg === 'api' || arg === 'worker') return arg ?? 'all';
+  throw new Error(`unknown role "${arg}": use all, api or worker`);
+}
+
+/** API_PROCESSES=1 (the default): everything the role needs in this one process, no cluster. */
+async function runOneProcess(role: Role, config: Readonly<Config>, logger: Logger): Promise<void> {
+  const redis = await ensureRedis(config.redisUrl, config.dataDir);
+  if (redis.owned) logger.info({ url: redis.url, dir: `${config.dataDir}/redis` }, 'started the embedded redis-server (append-only persistence on)');
+  const registry = createDefaultRegistry();
+
+  let api: ApiRuntime | undefined;
+  let server: ApiServer | undefined;
+  let worker: WorkerRuntime | undefined;
+
+  if (role !== 'worker') {
+    const token = await resolveAdminToken(config, logger);
+    api = createApiRuntime(config, redis.url, logger, undefined, { token, registry });
+    await api.queue.waitUntilReady();
+    await prepareTrackers(api.store, config, registry, logger);
+    server = await listenApi(api.app, config);
+    logger.info({ url: config.publicUrl }, 'tributary API listening');
+  }
+  if (role !== 'api') {
+    worker = await startWorkerRuntime(config, redis.url, registry, logger);
+    logger.info({ connectors: registry.types() }, 'tributary workers delivering');
+  }
+
+  exitOnStopSignal(logger, config.shutdownTimeoutMs, async () => {
+    await server?.close();
+    await api?.close();
+    await worker?.close();
+    await redis.stop();
+  });
+}
+
+async function main(): Promise<void> {
+  const role = parseRole(process.argv[2]);
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel).child({ role });
+  if (role === 'worker' || config.apiProcesses === 1) return runOneProcess(role, config, logger);
+  if (cluster.isPrimary) return runClusterPrimary(role, config, logger);
+  return runClusterChild(config, logger.child({ apiProcess: cluster.worker?.id, pid: process.pid }));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`tributary: ${(err as Error).message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,186 @@
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * The only reader of `process.env`. Every setting is listed in `.env.example` with its default;
+ * the schema is parsed once at boot and the result is frozen.
+ */
+const int = (def: number, min = 0) => z.coerce.number().int().min(min).default(def);
+const bool = (def: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0', 'yes', 'no'])
+    .default(def ? 'true' : 'false')
+    .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const EnvSchema = z.object({
+  PORT: int(8080),
+  HOST: z.string().default('0.0.0.0'),
+  API_PROCESSES: z
+    .string()
+    .trim()
+    .regex(/^(auto|[1-9][0-9]{0,3})$/i, 'an integer from 1 to 9999, or auto (one per CPU)')
+    .default('1'),
+  PUBLIC_URL: z.string().url().optional(),
+  REDIS_URL: z.string().url().optional(),
+  REDIS_PREFIX: z.string().min(1).default('tributary'),
+  DATA_DIR: z.string().default('./data'),
+  TRIBUTARY_CONFIG: z.string().optional(),
+  ADMIN_TOKEN: z.string().trim().min(22, 'the admin token needs at least 22 characters (128 bits of base64)').optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  TRUST_PROXY: bool(false),
+  LIMIT_REQUEST_BYTES: int(1_048_576, 1),
+  LIMIT_DECODED_BYTES: int(5_242_880, 1),
+  LIMIT_RECORDS_PER_REQUEST: int(500, 1),
+  LIMIT_PROPERTIES_PER_RECORD: int(500, 1),
+  LIMIT_KEY_LENGTH: int(256, 1),
+  LIMIT_VALUE_LENGTH: int(65_536, 1),
+  LIMIT_ID_LENGTH: int(256, 1),
+  LIMIT_DEPTH: int(10, 1),
+  ENQUEUE_TIMEOUT_MS: int(2000, 1),
+  ENQUEUE_MAX_BATCH_RECORDS: int(1000, 1),
+  ENQUEUE_MAX_INFLIGHT: int(2, 1),
+  TOKEN_CACHE_TTL_MS: int(2000, 0),
+  RETRY_AFTER_SECONDS: int(5, 1),
+  SHUTDOWN_TIMEOUT_MS: int(10_000, 0),
+  DELIVERY_LEASE_MS: int(15_000, 100),
+  DELIVERY_DISCOVER_INTERVAL_MS: int(2000, 10),
+  DELIVERY_BACKOFF_BASE_MS: int(500, 1),
+  DELIVERY_BACKOFF_MAX_MS: int(60_000, 1),
+  DELIVERY_MAX_RECORD_ATTEMPTS: int(10, 1),
+  DELIVERY_CONFIG_RECHECK_MS: int(30_000, 10),
+  DELIVERY_WRITE_TIMEOUT_MS: int(600_000, 10),
+  ROUTER_LOCK_MS: int(10_000, 100),
+});
+
+export interface Limits {
+  /** Bytes on the wire (Content-Length), compressed or not. Default 1 MiB. */
+  requestBytes: number;
+  /** Bytes after gzip/deflate decoding; reading stops at this count, so a gzip bomb costs no memory. Default 5 MiB. */
+  decodedBytes: number;
+  /** Records in one request (JSON array). Default 500. */
+  recordsPerRequest: number;
+  /** Free-form top-level properties of one record. Default 500. */
+  propertiesPerRecord: number;
+  /** Characters in a property name, at any depth. Default 256. */
+  keyLength: number;
+  /** Characters in a string value, at any depth. Default 65 536. */
+  valueLength: number;
+  /** Characters in `_uid`, `_sid` and `_event`. Default 256. */
+  idLength: number;
+  /** Nesting depth of objects and arrays inside a property value. Default 10. */
+  depth: number;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  /**
+   * Processes serving the HTTP API in roles `all` and `api`: node:cluster children sharing `PORT`,
+   * under a primary that does the once-per-host work (src/boot/cluster.ts). `auto` in the environment:
+   * os.availableParallelism(). Default 1: one process, no cluster.
+   */
+  apiProcesses: number;
+  /** Base URL printed in integration views. Default `http://localhost:<PORT>`. */
+  publicUrl: string;
+  /** Redis to use; unset means the embedded redis-server under `DATA_DIR/redis` (src/core/redis/embedded-redis.ts). */
+  redisUrl: string | undefined;
+  /** Prefix of every Redis key, BullMQ's included. Wrap in braces (`{tributary}`) for Redis Cluster. */
+  redisPrefix: string;
+  dataDir: string;
+  configFile: string | undefined;
+  /**
+   * Bearer token of the admin API (`/admin/api`). Unset: generated on first start and kept in
+   * `DATA_DIR/admin-token` (mode 0600). Set it when several API processes must accept the same one.
+   */
+  adminToken: string | undefined;
+  logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
+  /** Read the client IP from X-Forwarded-For. Default false. */
+  trustProxy: boolean;
+  limits: Limits;
+  enqueue: {
+    /** A request whose records are not in Redis after this long is answered 503. Default 2000 ms. */
+    timeoutMs: number;
+    /** Records coalesced into one Redis write at most. Default 1000. */
+    maxBatchRecords: number;
+    /** Redis writes under way at once; requests arriving meanwhile join the next write. Default 2. */
+    maxInflight: number;
+  };
+  /** How long a token lookup is cached in process; a revoked token stops working within this time. Default 2000 ms. */
+  tokenCacheTtlMs: number;
+  retryAfterSeconds: number;
+  shutdownTimeoutMs: number;
+  delivery: {
+    /** Lease of a destination: another worker takes over this long after its holder dies. Default 15 s. */
+    leaseMs: number;
+    /** How often workers re-read trackers to start, stop or restart destinations. Default 2 s. */
+    discoverIntervalMs: number;
+    /** First retry delay of a failed write; doubles up to `backoffMaxMs`, with jitter. Default 500 ms. */
+    backoffBaseMs: number;
+    /** Default 60 s. */
+    backoffMaxMs: number;
+    /** A record answered "retry" this many times in a row is dead-lettered. Default 10. */
+    maxRecordAttempts: number;
+    /** While a destination is paused on a configuration error, it is tried again this often. Default 30 s. */
+    configRecheckMs: number;
+    /** A destination write still unfinished after this long is abandoned and retried with backoff. Default 10 min. */
+    writeTimeoutMs: number;
+    /** An ingest job whose router stopped renewing its lock is taken back after this long. Default 10 s. */
+    routerLockMs: number;
+  };
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
+  // An empty variable (`REDIS_URL=` in an env file) means "not set", as shells and dotenv files intend.
+  const parsed = EnvSchema.safeParse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== '')));
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new ConfigError(`Invalid environment: ${issues}`);
+  }
+  const e = parsed.data;
+  return Object.freeze({
+    port: e.PORT,
+    host: e.HOST,
+    apiProcesses: e.API_PROCESSES.toLowerCase() === 'auto' ? os.availableParallelism() : Number(e.API_PROCESSES),
+    publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    redisUrl: e.REDIS_URL,
+    redisPrefix: e.REDIS_PREFIX,
+    dataDir: path.resolve(e.DATA_DIR),
+    configFile: e.TRIBUTARY_CONFIG,
+    adminToken: e.ADMIN_TOKEN,
+    logLevel: e.LOG_LEVEL,
+    trustProxy: e.TRUST_PROXY,
+    limits: Object.freeze({
+      requestBytes: e.LIMIT_REQUEST_BYTES,
+      decodedBytes: e.LIMIT_DECODED_BYTES,
+      recordsPerRequest: e.LIMIT_RECORDS_PER_REQUEST,
+      propertiesPerRecord: e.LIMIT_PROPERTIES_PER_RECORD,
+      keyLength: e.LIMIT_KEY_LENGTH,
+      valueLength: e.LIMIT_VALUE_LENGTH,
+      idLength: e.LIMIT_ID_LENGTH,
+      depth: e.LIMIT_DEPTH,
+    }),
+    enqueue: Object.freeze({
+      timeoutMs: e.ENQUEUE_TIMEOUT_MS,
+      maxBatchRecords: e.ENQUEUE_MAX_BATCH_RECORDS,
+      maxInflight: e.ENQUEUE_MAX_INFLIGHT,
+    }),
+    tokenCacheTtlMs: e.TOKEN_CACHE_TTL_MS,
+    retryAfterSeconds: e.RETRY_AFTER_SECONDS,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    delivery: Object.freeze({
+      leaseMs: e.DELIVERY_LEASE_MS,
+      discoverIntervalMs: e.DELIVERY_DISCOVER_INTERVAL_MS,
+      backoffBaseMs: e.DELIVERY_BACKOFF_BASE_MS,
+      backoffMaxMs: e.DELIVERY_BACKOFF_MAX_MS,
+      maxRecordAttempts: e.DELIVERY_MAX_RECORD_ATTEMPTS,
+      configRecheckMs: e.DELIVERY_CONFIG_RECHECK_MS,
+      writeTimeoutMs: e.DELIVERY_WRITE_TIMEOUT_MS,
+      routerLockMs: e.ROUTER_LOCK_MS,
+    }),
+  });
+}

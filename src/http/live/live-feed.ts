@@ -1,0 +1,185 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Context, Middleware } from 'koa';
+import type { Logger } from '../../core/logger';
+import { createRedis } from '../../core/redis/redis';
+import type { TrackedRecord } from '../../core/records/types';
+import type { TrackerResolver } from '../../ingest/resolver';
+import { buildLiveEntry } from './live-entry';
+
+/** A subscriber gets each entry as the JSON text that went over Redis: SSE sends it as it is. */
+export type LiveListener = (entryJson: string) => void;
+
+export interface LiveFeedOptions {
+  /** Publishes entries and keeps the watch list (the API's producer connection). */
+  redis: Redis;
+  /** For the subscriber connection, opened on the first subscription only. */
+  redisUrl: string;
+  redisPrefix: string;
+  /** Attributes a refused request that never reached a tracker (a malformed body with a header token). */
+  resolver: TrackerResolver;
+  logger: Logger;
+  /** How often an API process reads which trackers are watched on other processes. */
+  pollMs?: number;
+  /** How long a watch lasts unless its process renews it (it renews at a third of this). */
+  watchTtlMs?: number;
+}
+
+const TOKEN_IN_HEADER = /^Tracker +(\S+) *$/i;
+
+/**
+ * The console's live view of a tracker's requests, across every API process. A request is
+ * published (Redis PUBLISH) only while someone watches its tracker, so an unwatched tracker costs
+ * one Map lookup per request. Who watches what is a sorted set of `<process>/<tracker>` members
+ * scored by expiry: a watching process renews its own members and removes one when its last
+ * viewer of that tracker leaves (a crashed process's members expire); each API process reads the
+ * set once per `pollMs`. A watch that starts or ends on another process is honoured within about
+ * `pollMs`.
+ */
+export class LiveFeed {
+  private readonly listeners = new Map<string, Set<LiveListener>>();
+  private readonly closers = new Set<() => void>();
+  private remoteWatched = new Set<string>();
+  private subscriber: Redis | undefined;
+  private readonly pollTimer: NodeJS.Timeout;
+  private renewTimer: NodeJS.Timeout | undefined;
+  private readonly pollMs: number;
+  private readonly watchTtlMs: number;
+  private readonly watchKey: string;
+  /** Names this process's members of the watch set. */
+  private readonly processId = randomUUID();
+
+  constructor(private readonly options: LiveFeedOptions) {
+    this.pollMs = options.pollMs ?? 1000;
+    this.watchTtlMs = options.watchTtlMs ?? 15_000;
+    this.watchKey = `${options.redisPrefix}:live:watched`;
+    this.pollTimer = setInterval(() => void this.pollWatched(), this.pollMs).unref();
+  }
+
+  /** Outermost middleware: sees every v3 request once its answer is final, error answers included. */
+  tap(): Middleware {
+    return async (ctx, next) => {
+      await next();
+      if (ctx.path.startsWith('/v3/') && ctx.method !== 'OPTIONS' && ctx.method !== 'HEAD') this.observe(ctx);
+    };
+  }
+
+  /** Calls `listener` with each request of the tracker from now on; returns the unsubscribe. */
+  async subscribe(trackerId: string, listener: LiveListener): Promise<() => void> {
+    let set = this.listeners.get(trackerId);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(trackerId, set);
+      await this.ensureSubscriber().subscribe(this.channel(trackerId));
+    }
+    set.add(listener);
+    await this.renewWatches();
+    this.renewTimer ??= setInterval(() => void this.renewWatches(), this.watchTtlMs / 3).unref();
+    return () => this.unsubscribe(trackerId, listener);
+  }
+
+  isWatched(trackerId: string): boolean {
+    return this.listeners.has(trackerId) || this.remoteWatched.has(trackerId);
+  }
+
+  /** `fn` runs at close (an open event stream ends then, so shutdown need not wait for it). */
+  onClose(fn: () => void): () => void {
+    this.closers.add(fn);
+    return () => this.closers.delete(fn);
+  }
+
+  async close(): Promise<void> {
+    for (const fn of [...this.closers]) fn();
+    this.closers.clear();
+    clearInterval(this.pollTimer);
+    if (this.renewTimer) clearInterval(this.renewTimer);
+    this.listeners.clear();
+    this.subscriber?.disconnect();
+  }
+
+  private observe(ctx: Context): void {
+    const trackerId = ctx.state.trackerId as string | undefined;
+    const records = (ctx.state.liveRecords as TrackedRecord[] | undefined) ?? [];
+    if (trackerId !== undefined) {
+      if (this.isWatched(trackerId)) this.publish(trackerId, ctx, records, (ctx.state.liveDuplicates as number | undefined) ?? 0);
+      return;
+    }
+    // Refused before its tracker was known (unreadable body, too large, wrong type…): the token in
+    // the header or the URL still says whose it was. Only while something is watched at all.
+    if (ctx.status < 400 || (this.listeners.size === 0 && this.remoteWatched.size === 0)) return;
+    const token = TOKEN_IN_HEADER.exec(ctx.get('authorization'))?.[1] ?? new URLSearchParams(ctx.querystring).get('_token') ?? undefined;
+    if (!token) return;
+    // Built now: the context is not ours once the answer is sent.
+    const entry = JSON.stringify(buildLiveEntry(ctx, []));
+    this.options.resolver.resolve(token).then(
+      (tracker) => {
+        if (tracker && this.isWatched(tracker.id)) this.send(tracker.id, entry);
+      },
+      () => undefined,
+    );
+  }
+
+  private publish(trackerId: string, ctx: Context, records: readonly TrackedRecord[], duplicates: number): void {
+    this.send(trackerId, JSON.stringify(buildLiveEntry(ctx, records, duplicates)));
+  }
+
+  private send(trackerId: string, entryJson: string): void {
+    // A live view is best effort: a failed publish must never touch the request.
+    this.options.redis.publish(this.channel(trackerId), entryJson).catch((err: Error) => this.options.logger.debug({ err: err.message }, 'live publish failed'));
+  }
+
+  private unsubscribe(trackerId: string, listener: LiveListener): void {
+    const set = this.listeners.get(trackerId);
+    if (!set?.delete(listener) || set.size > 0) return;
+    this.listeners.delete(trackerId);
+    this.subscriber?.unsubscribe(this.channel(trackerId)).catch(() => undefined);
+    this.options.redis.zrem(this.watchKey, this.member(trackerId)).catch(() => undefined);
+    if (this.listeners.size === 0 && this.renewTimer) {
+      clearInterval(this.renewTimer);
+      this.renewTimer = undefined;
+    }
+  }
+
+  private ensureSubscriber(): Redis {
+    if (this.subscriber) return this.subscriber;
+    const subscriber = createRedis(this.options.redisUrl, 'worker');
+    subscriber.on('message', (channel: string, message: string) => {
+      const trackerId = channel.slice(this.channelPrefix().length);
+      for (const listener of this.listeners.get(trackerId) ?? []) listener(message);
+    });
+    this.subscriber = subscriber;
+    return subscriber;
+  }
+
+  private async renewWatches(): Promise<void> {
+    if (this.listeners.size === 0) return;
+    const expiry = Date.now() + this.watchTtlMs;
+    const members = [...this.listeners.keys()].flatMap((id) => [expiry, this.member(id)]);
+    await this.options.redis.zadd(this.watchKey, ...members).catch(() => undefined);
+  }
+
+  private async pollWatched(): Promise<void> {
+    const now = Date.now();
+    try {
+      const [, members] = (await this.options.redis.multi().zremrangebyscore(this.watchKey, '-inf', String(now)).zrange(this.watchKey, '0', '-1').exec()) ?? [];
+      if (!members || members[0]) return;
+      const own = `${this.processId}/`;
+      const others = (members[1] as string[]).filter((m) => !m.startsWith(own));
+      this.remoteWatched = new Set(others.map((m) => m.slice(m.indexOf('/') + 1)));
+    } catch {
+      // Redis away: keep the last list; requests are refused meanwhile anyway.
+    }
+  }
+
+  private member(trackerId: string): string {
+    return `${this.processId}/${trackerId}`;
+  }
+
+  private channelPrefix(): string {
+    return `${this.options.redisPrefix}:live:channel:`;
+  }
+
+  private channel(trackerId: string): string {
+    return this.channelPrefix() + trackerId;
+  }
+}

@@ -1,0 +1,79 @@
+import { createHash } from 'node:crypto';
+import type { RecordKind } from '../core/records/types';
+import { MAX_DEDUP_WINDOW_HOURS } from '../core/trackers/types';
+import { duplicatesKey } from '../../jobs/ingest-job';
+
+/** One hour: markers are kept in one Redis set per tracker per hour, which expires as a whole. */
+export const BUCKET_MS = 3_600_000;
+/** A duplicate list outlives the longest window by a day, so a router that lags behind still finds it. */
+export const DUPLICATES_TTL_MS = (MAX_DEDUP_WINDOW_HOURS + 24) * BUCKET_MS;
+
+/**
+ * What a client-keyed record is remembered by: 12 bytes of SHA-256 over its level and `_id`. As a
+ * set member that is one 16-byte allocation, whatever the key's length (up to 128 characters);
+ * two different keys share a marker with a chance of about n²/2⁹⁷ (1e-13 for 86 million keys).
+ */
+export function dedupMember(kind: RecordKind, id: string): Buffer {
+  return createHash('sha256').update(kind).update('\n').update(id).digest().subarray(0, 12);
+}
+
+export function seenBucketKey(prefix: string, trackerId: string, hour: number): string {
+  return `${prefix}:seen:${trackerId}:${hour}`;
+}
+
+/**
+ * The keys the dedup script needs for a tracker at `nowMs`: the duplicates list, then the hour
+ * buckets from the current one back to the one that holds `nowMs - window`.
+ */
+export function dedupKeys(prefix: string, trackerId: string, token: string, windowHours: number, nowMs: number): string[] {
+  const hour = Math.floor(nowMs / BUCKET_MS);
+  const keys = [duplicatesKey(prefix, token)];
+  for (let h = hour; h >= hour - windowHours; h--) keys.push(seenBucketKey(prefix, trackerId, h));
+  return keys;
+}
+
+/** When the current bucket expires: `window` after the end of its hour. */
+export function bucketExpiresAt(windowHours: number, nowMs: number): number {
+  return (Math.floor(nowMs / BUCKET_MS) + 1 + windowHours) * BUCKET_MS;
+}
+
+/**
+ * Marks a job's client-keyed records as seen and names the ones seen before. Runs in the same
+ * MULTI as the job's BullMQ add, so a marker never exists without its record nor a record without
+ * its marker. KEYS: duplicates list, current hour's set, older hours' sets (newest first).
+ * ARGV: when the current set expires (ms since the epoch), how long the duplicates list lives, then
+ * per keyed record its index in the job and its member. A key repeated within the call is a
+ * duplicate from its second occurrence. Returns, per keyed record, 1 for a duplicate and 0 for a
+ * first sighting; the duplicates' job indices are stored comma-separated in KEYS[1].
+ */
+export const DEDUP_SCRIPT = `
+local n = (#ARGV - 2) / 2
+local members = {}
+for i = 1, n do members[i] = ARGV[2 + 2 * i] end
+local seen = {}
+for k = 2, #KEYS do
+  if redis.call('EXISTS', KEYS[k]) == 1 then
+    local hits = redis.call('SMISMEMBER', KEYS[k], unpack(members))
+    for i = 1, n do
+      if hits[i] == 1 then seen[i] = true end
+    end
+  end
+end
+local out, fresh, dupes, now = {}, {}, {}, {}
+for i = 1, n do
+  local m = members[i]
+  if seen[i] or now[m] then
+    out[i] = 1
+    dupes[#dupes + 1] = ARGV[1 + 2 * i]
+  else
+    out[i] = 0
+    now[m] = true
+    fresh[#fresh + 1] = m
+  end
+end
+if #fresh > 0 then
+  redis.call('SADD', KEYS[2], unpack(fresh))
+  redis.call('PEXPIREAT', KEYS[2], ARGV[1])
+end
+if #dupes > 0 then redis.call('SET', KEYS[1], table.concat(dupes, ','), 'PX', ARGV[2]) end
+return out`;

@@ -1,0 +1,114 @@
+import type { Redis } from 'ioredis';
+import { RetryableError } from '../../connectors/errors';
+import { exportWarehouse, LocalSettingsSchema, queryWarehouse, WarehouseMissingError, warehouseFile, type ExportedFile, type ExportFormat, type QueryResult } from '../../connectors/local';
+import { errorMessage } from '../../connectors/local/duckdb-errors';
+import { DeadLetterStore } from '../../jobs/dead-letters';
+import { DestinationStatusStore, type DestinationStatus } from '../../jobs/destination-status';
+import { deliveryKeys, trackerBacklogKey } from '../../jobs/keys';
+import type { DestinationService } from './destination-service';
+import { describeIssues, type Destination } from '../core/trackers/types';
+
+export type DeliveryAdminErrorCode = 'NO_LOCAL_DESTINATION' | 'SEVERAL_LOCAL_DESTINATIONS' | 'NOT_LOCAL' | 'INVALID_SETTINGS' | 'NO_WAREHOUSE_YET' | 'WAREHOUSE_BUSY' | 'WAREHOUSE_FAILED';
+
+/** A refusal the caller can show as-is (DuckDB's SQL errors keep their `LINE 1: …` pointer lines). */
+export class DeliveryAdminError extends Error {
+  override name = 'DeliveryAdminError';
+  constructor(
+    readonly code: DeliveryAdminErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface DestinationView extends Destination {
+  status: DestinationStatus;
+}
+
+export interface DeliveryAdminDeps {
+  destinations: DestinationService;
+  redis: Redis;
+  redisPrefix: string;
+  dataDir: string;
+}
+
+/**
+ * What an operator does with delivery, over the existing services: destinations with their status,
+ * the dead letters of a destination, and reads of the local warehouse. It holds no CLI concern, so
+ * the web console can call it as it is (the CLI and the console share it).
+ */
+export class DeliveryAdmin {
+  constructor(private readonly deps: DeliveryAdminDeps) {}
+
+  async listWithStatus(trackerId: string, now = Date.now()): Promise<DestinationView[]> {
+    const list = await this.deps.destinations.list(trackerId);
+    return Promise.all(list.map(async (d) => ({ ...d, status: await this.statusStore(trackerId, d.id).read(now) })));
+  }
+
+  /**
+   * Removes a destination with everything Redis keeps for it: records still queued, dead letters,
+   * cursor, status. Returns what was discarded, for the operator to see. The router may still
+   * append for up to its tracker cache (a second); such records are dropped with the next removal
+   * of a destination of that id, or delivered if one of that id is added again.
+   */
+  async removeDestination(trackerId: string, destinationId: string): Promise<{ queued: number; deadLetters: number }> {
+    const keys = deliveryKeys(this.deps.redisPrefix, { trackerId, destinationId });
+    const status = await this.statusStore(trackerId, destinationId).read();
+    await this.deps.destinations.remove(trackerId, destinationId);
+    await this.deps.redis.del(keys.stream, keys.cursor, keys.deadLetters, keys.status, keys.lock);
+    return { queued: status.queued, deadLetters: status.deadLettered };
+  }
+
+  /** Records that arrived while the tracker had no destination; the next destination added gets them. */
+  async backlog(trackerId: string): Promise<number> {
+    return this.deps.redis.xlen(trackerBacklogKey(this.deps.redisPrefix, trackerId));
+  }
+
+  /** The dead letters of an existing destination: a mistyped id is an error, not an empty list. */
+  async deadLetters(trackerId: string, destinationId: string): Promise<{ destination: Destination; store: DeadLetterStore }> {
+    const destination = await this.deps.destinations.get(trackerId, destinationId);
+    return { destination, store: new DeadLetterStore(this.deps.redis, deliveryKeys(this.deps.redisPrefix, { trackerId, destinationId })) };
+  }
+
+  /** `maxRows` caps what is read (the console shows a screenful); the CLI reads everything. */
+  async query(trackerId: string, sql: string, destinationId?: string, maxRows?: number): Promise<QueryResult> {
+    const file = await this.warehouseFile(trackerId, destinationId);
+    return this.onWarehouse(() => queryWarehouse(file, sql, { maxRows }));
+  }
+
+  async export(trackerId: string, format: ExportFormat, outDir: string, destinationId?: string): Promise<ExportedFile[]> {
+    const file = await this.warehouseFile(trackerId, destinationId);
+    return this.onWarehouse(() => exportWarehouse(file, format, outDir));
+  }
+
+  /** The file of the tracker's `local` destination: the one named, or the only one there is. */
+  async warehouseFile(trackerId: string, destinationId?: string): Promise<string> {
+    const destination = destinationId === undefined ? await this.onlyLocal(trackerId) : await this.deps.destinations.get(trackerId, destinationId);
+    if (destination.type !== 'local') throw new DeliveryAdminError('NOT_LOCAL', `Destination ${destination.id} of tracker ${trackerId} is of type ${destination.type}, not local: only the local warehouse can be queried here.`);
+    const settings = LocalSettingsSchema.safeParse(destination.settings);
+    if (!settings.success) throw new DeliveryAdminError('INVALID_SETTINGS', `Invalid local settings of destination ${destination.id}: ${describeIssues(settings.error, 'settings')}`);
+    return warehouseFile(this.deps.dataDir, trackerId, settings.data);
+  }
+
+  private async onlyLocal(trackerId: string): Promise<Destination> {
+    const locals = (await this.deps.destinations.list(trackerId)).filter((d) => d.type === 'local');
+    if (locals.length === 1) return locals[0]!;
+    if (locals.length === 0) throw new DeliveryAdminError('NO_LOCAL_DESTINATION', `Tracker ${trackerId} has no local destination.`);
+    throw new DeliveryAdminError('SEVERAL_LOCAL_DESTINATIONS', `Tracker ${trackerId} has several local destinations (${locals.map((d) => d.id).join(', ')}); name one.`);
+  }
+
+  /** Whatever went wrong in the warehouse (SQL, a missing file, a held lock) is the caller's to read. */
+  private async onWarehouse<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      // DuckDB's errors may come from another realm (jest), where `instanceof Error` fails.
+      const code = err instanceof WarehouseMissingError ? 'NO_WAREHOUSE_YET' : err instanceof RetryableError ? 'WAREHOUSE_BUSY' : 'WAREHOUSE_FAILED';
+      throw new DeliveryAdminError(code, errorMessage(err));
+    }
+  }
+
+  private statusStore(trackerId: string, destinationId: string): DestinationStatusStore {
+    return new DestinationStatusStore(this.deps.redis, deliveryKeys(this.deps.redisPrefix, { trackerId, destinationId }));
+  }
+}

@@ -1,0 +1,133 @@
+import type { ConnectorRegistry } from '../../connectors/registry';
+import { ConnectorError } from '../../connectors/errors';
+import type { Logger } from '../core/logger';
+import type { TrackerStore } from '../core/trackers/store';
+import { DestinationSchema, describeIssues, type Destination, type Tracker } from '../core/trackers/types';
+
+export type DestinationServiceErrorCode = 'TRACKER_NOT_FOUND' | 'DESTINATION_NOT_FOUND' | 'DESTINATION_EXISTS' | 'UNKNOWN_TYPE' | 'INVALID_SETTINGS';
+
+export class DestinationServiceError extends Error {
+  override name = 'DestinationServiceError';
+  constructor(
+    readonly code: DestinationServiceErrorCode,
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface AddDestinationInput {
+  type: string;
+  /** Default: the type, made unique within the tracker (`local`, `local-2`…). */
+  id?: string;
+  settings?: Record<string, unknown>;
+  enabled?: boolean;
+}
+
+export interface TestResult {
+  ok: boolean;
+  /** What the connector wants the operator to know (e.g. the id of a spreadsheet it created). */
+  notes?: string[];
+  /** What failed, in the destination's own words; absent when ok. */
+  error?: { kind: string; message: string };
+}
+
+/**
+ * Destinations of a tracker: added, listed, enabled or disabled, removed, and tested. Settings are
+ * checked by the connector's own schema here, so a bad setting is refused when saved, by name.
+ */
+export class DestinationService {
+  constructor(
+    private readonly store: TrackerStore,
+    private readonly registry: ConnectorRegistry,
+    private readonly dataDir: string,
+    private readonly logger: Logger,
+  ) {}
+
+  private async tracker(trackerId: string): Promise<Tracker> {
+    const tracker = await this.store.get(trackerId);
+    if (!tracker) throw new DestinationServiceError('TRACKER_NOT_FOUND', `No tracker with id ${trackerId}.`);
+    return tracker;
+  }
+
+  private checkSettings(type: string, settings: Record<string, unknown>): Record<string, unknown> {
+    const connector = this.registry.get(type);
+    if (!connector) throw new DestinationServiceError('UNKNOWN_TYPE', `Unknown destination type "${type}"; known types: ${this.registry.types().join(', ')}.`, 'type');
+    const parsed = connector.settingsSchema.safeParse(settings);
+    if (!parsed.success) throw new DestinationServiceError('INVALID_SETTINGS', `Invalid ${type} settings: ${describeIssues(parsed.error, 'settings')}`, `settings.${parsed.error.issues[0]?.path.join('.') ?? ''}`);
+    return settings;
+  }
+
+  async list(trackerId: string): Promise<Destination[]> {
+    return (await this.tracker(trackerId)).destinations;
+  }
+
+  async get(trackerId: string, destinationId: string): Promise<Destination> {
+    const found = (await this.list(trackerId)).find((d) => d.id === destinationId);
+    if (!found) throw new DestinationServiceError('DESTINATION_NOT_FOUND', `Tracker ${trackerId} has no destination ${destinationId}.`);
+    return found;
+  }
+
+  async add(trackerId: string, input: AddDestinationInput): Promise<Destination> {
+    const tracker = await this.tracker(trackerId);
+    const settings = this.checkSettings(input.type, input.settings ?? {});
+    let added: Destination | undefined;
+    await this.store.update(tracker.id, (current) => {
+      const taken = new Set(current.destinations.map((d) => d.id));
+      let id = input.id ?? input.type;
+      if (input.id && taken.has(id)) throw new DestinationServiceError('DESTINATION_EXISTS', `Tracker ${trackerId} already has a destination ${id}.`, 'id');
+      for (let n = 2; taken.has(id); n++) id = `${input.type}-${n}`;
+      const parsed = DestinationSchema.safeParse({ id, type: input.type, enabled: input.enabled ?? true, settings });
+      if (!parsed.success) throw new DestinationServiceError('INVALID_SETTINGS', describeIssues(parsed.error), parsed.error.issues[0]?.path.join('.'));
+      added = parsed.data;
+      return { ...current, destinations: [...current.destinations, parsed.data] };
+    });
+    return added!;
+  }
+
+  async update(trackerId: string, destinationId: string, changes: { settings?: Record<string, unknown>; enabled?: boolean }): Promise<Destination> {
+    const current = await this.get(trackerId, destinationId);
+    const next: Destination = {
+      ...current,
+      settings: changes.settings ? this.checkSettings(current.type, changes.settings) : current.settings,
+      enabled: changes.enabled ?? current.enabled,
+    };
+    await this.store.update(trackerId, (t) => {
+      if (!t.destinations.some((d) => d.id === destinationId)) throw new DestinationServiceError('DESTINATION_NOT_FOUND', `Tracker ${trackerId} has no destination ${destinationId}.`);
+      return { ...t, destinations: t.destinations.map((d) => (d.id === destinationId ? next : d)) };
+    });
+    return next;
+  }
+
+  async remove(trackerId: string, destinationId: string): Promise<void> {
+    await this.get(trackerId, destinationId);
+    await this.store.update(trackerId, (t) => {
+      if (!t.destinations.some((d) => d.id === destinationId)) throw new DestinationServiceError('DESTINATION_NOT_FOUND', `Tracker ${trackerId} has no destination ${destinationId}.`);
+      return { ...t, destinations: t.destinations.filter((d) => d.id !== destinationId) };
+    });
+  }
+
+  /** A harmless round trip through the connector (e.g. make sure the tables exist). */
+  async test(trackerId: string, destinationId: string, timeoutMs = 30_000): Promise<TestResult> {
+    const destination = await this.get(trackerId, destinationId);
+    const connector = this.registry.get(destination.type);
+    if (!connector) return { ok: false, error: { kind: 'configuration', message: `Unknown destination type "${destination.type}".` } };
+    const settings = connector.settingsSchema.safeParse(destination.settings);
+    if (!settings.success) return { ok: false, error: { kind: 'configuration', message: describeIssues(settings.error, 'settings') } };
+    const signal = AbortSignal.timeout(timeoutMs);
+    try {
+      const writer = await connector.open({ trackerId, destinationId, settings: settings.data, dataDir: this.dataDir, logger: this.logger, now: () => new Date() });
+      let report;
+      try {
+        report = await writer.test(signal);
+      } finally {
+        await writer.close();
+      }
+      return report && report.notes.length > 0 ? { ok: true, notes: report.notes } : { ok: true };
+    } catch (err) {
+      const kind = err instanceof ConnectorError ? err.kind : 'error';
+      return { ok: false, error: { kind, message: (err as Error).message } };
+    }
+  }
+}

@@ -1,0 +1,141 @@
+import { RECORD_KINDS, type RecordKind } from '../core/records/types';
+import type { Tracker } from '../core/trackers/types';
+
+export type ExampleForm = 'post-json' | 'post-json-token' | 'post-gzip' | 'get-params' | 'get-data' | 'pixel';
+
+export interface EndpointView {
+  kind: RecordKind;
+  /** POST target for a JSON body; the token goes in `Authorization: Tracker <token>` or in `_token`. */
+  postUrl: string;
+  /** GET with `_token` and one URL parameter per field of the sample. */
+  getUrl: string;
+  /** GET with `_token` and the sample as URL-safe base64 JSON in `data=`. */
+  dataUrl: string;
+  /** `/tracker.gif` with the same parameters: a 1×1 GIF for `<img>` tags and e-mails. */
+  pixelUrl: string;
+  /** `/tracker.js` with the same parameters: an empty script for `<script>` tags. */
+  scriptUrl: string;
+  /** The record every example of this endpoint sends. */
+  sample: Readonly<Record<string, string>>;
+}
+
+export interface CurlExample {
+  kind: RecordKind;
+  form: ExampleForm;
+  title: string;
+  /** One line for a POSIX shell; every argument is single-quoted. */
+  command: string;
+}
+
+export interface IntegrationView {
+  trackerId: string;
+  trackerName: string;
+  baseUrl: string;
+  token: string;
+  authorizationHeader: string;
+  endpoints: EndpointView[];
+  /** Every form for every endpoint. */
+  curl: CurlExample[];
+  pixelSnippet: string;
+}
+
+const SAMPLES: Readonly<Record<RecordKind, Readonly<Record<string, string>>>> = {
+  user: { _uid: 'user-42', email: 'ada@example.com', plan: 'pro' },
+  session: { _sid: 'sess-7f3a9c', _uid: 'user-42', source: 'newsletter' },
+  event: { _event: 'signup', _uid: 'user-42', _sid: 'sess-7f3a9c', plan: 'pro' },
+};
+
+const FORM_TITLES: Readonly<Record<ExampleForm, string>> = {
+  'post-json': 'POST JSON, token in the Authorization header',
+  'post-json-token': 'POST JSON, token as _token in the body',
+  'post-gzip': 'POST gzip-compressed JSON',
+  'get-params': 'GET, one URL parameter per field',
+  'get-data': 'GET, record as base64 JSON in data=',
+  pixel: 'GET the 1x1 pixel',
+};
+
+export function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+function escapeHtml(value: string): string {
+  return value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+function withQuery(url: string, params: Record<string, string>): string {
+  return `${url}?${new URLSearchParams(params).toString()}`;
+}
+
+function endpointView(baseUrl: string, token: string, kind: RecordKind): EndpointView {
+  const sample = SAMPLES[kind];
+  const postUrl = `${baseUrl}/v3/${kind}`;
+  const params = { _token: token, ...sample };
+  // URL-safe base64 needs no percent-encoding in a query string; the edge accepts both alphabets.
+  const data = Buffer.from(JSON.stringify(sample)).toString('base64url');
+  return {
+    kind,
+    postUrl,
+    getUrl: withQuery(postUrl, params),
+    dataUrl: withQuery(postUrl, { _token: token, data }),
+    pixelUrl: withQuery(`${postUrl}/tracker.gif`, params),
+    scriptUrl: withQuery(`${postUrl}/tracker.js`, params),
+    sample,
+  };
+}
+
+function curlExamples(e: EndpointView, token: string): CurlExample[] {
+  const auth = `-H ${shellQuote(`Authorization: Tracker ${token}`)}`;
+  const json = `-H 'Content-Type: application/json'`;
+  const body = shellQuote(JSON.stringify(e.sample));
+  const commands: Record<ExampleForm, string> = {
+    'post-json': `curl -sS ${shellQuote(e.postUrl)} ${auth} ${json} -d ${body}`,
+    'post-json-token': `curl -sS ${shellQuote(e.postUrl)} ${json} -d ${shellQuote(JSON.stringify({ _token: token, ...e.sample }))}`,
+    'post-gzip': `printf '%s' ${body} | gzip -c | curl -sS ${shellQuote(e.postUrl)} ${auth} ${json} -H 'Content-Encoding: gzip' --data-binary @-`,
+    'get-params': `curl -sS ${shellQuote(e.getUrl)}`,
+    'get-data': `curl -sS ${shellQuote(e.dataUrl)}`,
+    pixel: `curl -sS -o /dev/null -w '%{http_code} %{content_type}\\n' ${shellQuote(e.pixelUrl)}`,
+  };
+  return (Object.keys(commands) as ExampleForm[]).map((form) => ({ kind: e.kind, form, title: FORM_TITLES[form], command: commands[form] }));
+}
+
+/** Everything a client needs to send data to `tracker` with `token`, for the CLI and the console alike. */
+export function buildIntegrationView(tracker: Tracker, token: string, publicUrl: string): IntegrationView {
+  const baseUrl = publicUrl.replace(/\/+$/, '');
+  const endpoints = RECORD_KINDS.map((kind) => endpointView(baseUrl, token, kind));
+  const event = endpoints.find((e) => e.kind === 'event')!;
+  return {
+    trackerId: tracker.id,
+    trackerName: tracker.name,
+    baseUrl,
+    token,
+    authorizationHeader: `Tracker ${token}`,
+    endpoints,
+    curl: endpoints.flatMap((e) => curlExamples(e, token)),
+    pixelSnippet: `<img src="${escapeHtml(event.pixelUrl)}" width="1" height="1" alt="">`,
+  };
+}
+
+/**
+ * Plain text for a terminal. To stay readable it prints every form for /v3/event and the
+ * header-token POST for the other endpoints; the structured view holds them all.
+ */
+export function renderIntegrationViewText(view: IntegrationView): string {
+  const lines = [`Integration of tracker ${view.trackerId} (${view.trackerName})`, `Base URL:      ${view.baseUrl}`, `Authorization: ${view.authorizationHeader}`, ''];
+  for (const e of view.endpoints) {
+    lines.push(
+      `/v3/${e.kind}`,
+      `  POST         ${e.postUrl}`,
+      `  GET          ${e.getUrl}`,
+      `  GET data=    ${e.dataUrl}`,
+      `  pixel        ${e.pixelUrl}`,
+      `  script       ${e.scriptUrl}`,
+      '',
+    );
+  }
+  lines.push('curl examples');
+  const shown = view.curl.filter((c) => c.kind === 'event' || c.form === 'post-json');
+  const order = [...shown.filter((c) => c.kind === 'event'), ...shown.filter((c) => c.kind !== 'event')];
+  for (const c of order) lines.push(`  # ${c.title} (/v3/${c.kind})`, `  ${c.command}`, '');
+  lines.push('<img> pixel', `  ${view.pixelSnippet}`);
+  return lines.join('\n');
+}

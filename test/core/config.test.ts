@@ -1,0 +1,25 @@
+import os from 'node:os';
+import { ConfigError, loadConfig } from '../../src/core/config';
+
+describe('API_PROCESSES', () => {
+  test('defaults to 1, also when empty', () => {
+    expect(loadConfig({}).apiProcesses).toBe(1);
+    expect(loadConfig({ API_PROCESSES: '' }).apiProcesses).toBe(1);
+  });
+
+  test('takes a whole number of processes', () => {
+    expect(loadConfig({ API_PROCESSES: '1' }).apiProcesses).toBe(1);
+    expect(loadConfig({ API_PROCESSES: '2' }).apiProcesses).toBe(2);
+    expect(loadConfig({ API_PROCESSES: ' 12 ' }).apiProcesses).toBe(12);
+  });
+
+  test('auto is one per CPU', () => {
+    expect(loadConfig({ API_PROCESSES: 'auto' }).apiProcesses).toBe(os.availableParallelism());
+    expect(loadConfig({ API_PROCESSES: 'AUTO' }).apiProcesses).toBe(os.availableParallelism());
+  });
+
+  test.each(['0', '-1', '1.5', '2e1', 'two', '0x2', '02', 'auto2', '10000'])('refuses %p, naming the variable', (value) => {
+    expect(() => loadConfig({ API_PROCESSES: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ API_PROCESSES: value })).toThrow(/API_PROCESSES: an integer from 1 to 9999, or auto/);
+  });
+});

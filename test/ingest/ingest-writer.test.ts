@@ -1,0 +1,60 @@
+import type { Queue } from 'bullmq';
+import { ApiError } from '../../src/core/errors';
+import type { IngestJobData } from '../../jobs/ingest-job';
+import { IngestWriter } from '../../src/ingest/ingest-writer';
+import type { TrackedRecord } from '../../src/core/records/types';
+
+/** A queue whose writes hang until released, to see the writer's timeout from both sides. */
+function hangingQueue() {
+  const writes: Array<{ data: IngestJobData; release: () => void }> = [];
+  const queue = {
+    add: (_name: string, data: IngestJobData) => new Promise<void>((resolve) => writes.push({ data, release: resolve })),
+    addBulk: () => new Promise<void>(() => undefined),
+  } as unknown as Queue<IngestJobData>;
+  return { queue, writes };
+}
+
+const record = (n: number): TrackedRecord => ({ kind: 'event', id: `id-${n}`, receivedAt: '2026-01-01T00:00:00.000Z', event: 'e', properties: {} });
+const options = { timeoutMs: 80, maxBatchRecords: 1000, maxInflight: 1, retryAfterSeconds: 1, redisPrefix: 'unused', isConnected: () => true };
+
+async function refusal(promise: Promise<unknown>): Promise<ApiError> {
+  const err = await promise.then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(ApiError);
+  return err as ApiError;
+}
+
+test('a write Redis does not confirm in time is a 503, and one still waiting its turn is withdrawn, not sent later', async () => {
+  const { queue, writes } = hangingQueue();
+  const writer = new IngestWriter(queue, options);
+  const sent = writer.write('t', [record(1)]);
+  await new Promise((r) => setImmediate(r));
+  // The first write is in flight (maxInflight 1): this one waits for its turn.
+  const waiting = writer.write('t', [record(2)]);
+  const started = performance.now();
+  const [first, second] = await Promise.all([refusal(sent), refusal(waiting)]);
+  expect(performance.now() - started).toBeGreaterThanOrEqual(60);
+  expect(first.code).toBe('ERR_QUEUE_UNAVAILABLE');
+  expect(second.code).toBe('ERR_QUEUE_UNAVAILABLE');
+  expect(first.headers['Retry-After']).toBe('1');
+
+  // Redis answers the first write late: the withdrawn record is never written after its 503.
+  writes[0]!.release();
+  await new Promise((r) => setTimeout(r, 20));
+  expect(writes.map((w) => w.data.records.map((r) => r.id))).toEqual([['id-1']]);
+});
+
+test('writes confirmed in time resolve, and later writes get their own full timeout', async () => {
+  const { queue, writes } = hangingQueue();
+  const writer = new IngestWriter(queue, { ...options, maxInflight: 2 });
+  const a = writer.write('t', [record(1)]);
+  await new Promise((r) => setTimeout(r, 50));
+  const b = writer.write('t', [record(2)]);
+  await new Promise((r) => setImmediate(r));
+  writes[0]!.release();
+  await a;
+  // b was written 50 ms after a: a's deadline passing must not cut b's short.
+  await new Promise((r) => setTimeout(r, 45));
+  writes[1]!.release();
+  await expect(b).resolves.toBeUndefined();
+  await writer.close();
+});
