@@ -1,6 +1,6 @@
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { Logger } from '../src/core/logger';
+import { throttledErrorLog, type Logger } from '../src/core/logger';
 import { duplicatesKey, INGEST_QUEUE, type IngestJobData } from './ingest-job';
 import type { TrackerStore } from '../src/core/trackers/store';
 import type { Tracker } from '../src/core/trackers/types';
@@ -66,6 +66,7 @@ export interface RouterOptions {
  */
 export async function startRouter(connection: Redis, commands: Redis, store: TrackerStore, logger: Logger, opts: RouterOptions): Promise<{ close: (graceMs?: number) => Promise<void> }> {
   const queue = new Queue<IngestJobData>(INGEST_QUEUE, { connection, prefix: opts.redisPrefix });
+  queue.on('error', throttledErrorLog(logger, 'router queue connection'));
   await queue.setGlobalConcurrency(1);
 
   const stopping = new AbortController();
@@ -124,7 +125,7 @@ export async function startRouter(connection: Redis, commands: Redis, store: Tra
     removeOnComplete: { count: 0 },
     removeOnFail: { count: 100_000 },
   });
-  worker.on('error', (err) => logger.warn({ err: err.message }, 'router worker error'));
+  worker.on('error', throttledErrorLog(logger, 'router worker'));
 
   // A backlog moves with its tracker's next job. When a destination is added and no record
   // follows, an empty job is that next job: it takes the ordered path like any other, and extra

@@ -6,7 +6,7 @@ import type { AdminDeps } from '../admin/deps';
 import { createApp } from './app';
 import { LiveFeed } from '../http/live/live-feed';
 import type { Config } from '../core/config';
-import type { Logger } from '../core/logger';
+import { throttledErrorLog, type Logger } from '../core/logger';
 import { createMetrics, type Metrics } from '../core/metrics';
 import { INGEST_QUEUE, type IngestJobData } from '../../jobs/ingest-job';
 import { IngestWriter } from '../ingest/ingest-writer';
@@ -55,7 +55,7 @@ export function createApiRuntime(
 ): ApiRuntime {
   const redis = createRedis(redisUrl, 'producer');
   const queue = new Queue<IngestJobData>(INGEST_QUEUE, { connection: redis, prefix: config.redisPrefix });
-  queue.on('error', (err) => logger.debug({ err: err.message }, 'ingest queue connection error'));
+  queue.on('error', throttledErrorLog(logger, 'ingest queue connection'));
   const store = new TrackerStore(redis, config.redisPrefix);
   const resolver = new TrackerResolver(store, config.tokenCacheTtlMs);
   const writer = new IngestWriter(queue, {

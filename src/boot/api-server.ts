@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type Koa from 'koa';
 import type { Config } from '../core/config';
+import { answerClientError } from '../http/client-error';
 
 export interface ApiServer {
   server: Server;
@@ -13,7 +14,8 @@ export interface ApiServer {
 
 /** Serves the app on `HOST:PORT`; in a cluster child the port is shared through the primary. */
 export async function listenApi(app: Koa, config: Readonly<Config>): Promise<ApiServer> {
-  const server = createServer(app.callback());
+  const server = createServer({ maxHeaderSize: config.limits.headerBytes }, app.callback());
+  server.on('clientError', answerClientError);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -30,6 +30,7 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   TRUST_PROXY: bool(false),
   LIMIT_REQUEST_BYTES: int(1_048_576, 1),
+  LIMIT_HEADER_BYTES: int(65_536, 1024),
   LIMIT_DECODED_BYTES: int(5_242_880, 1),
   LIMIT_RECORDS_PER_REQUEST: int(500, 1),
   LIMIT_PROPERTIES_PER_RECORD: int(500, 1),
@@ -56,6 +57,8 @@ const EnvSchema = z.object({
 export interface Limits {
   /** Bytes on the wire (Content-Length), compressed or not. Default 1 MiB. */
   requestBytes: number;
+  /** Bytes of the request line and headers together: bounds a GET's URL, `data=` included. Default 64 KiB. */
+  headerBytes: number;
   /** Bytes after gzip/deflate decoding; reading stops at this count, so a gzip bomb costs no memory. Default 5 MiB. */
   decodedBytes: number;
   /** Records in one request (JSON array). Default 500. */
@@ -156,6 +159,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     trustProxy: e.TRUST_PROXY,
     limits: Object.freeze({
       requestBytes: e.LIMIT_REQUEST_BYTES,
+      headerBytes: e.LIMIT_HEADER_BYTES,
       decodedBytes: e.LIMIT_DECODED_BYTES,
       recordsPerRequest: e.LIMIT_RECORDS_PER_REQUEST,
       propertiesPerRecord: e.LIMIT_PROPERTIES_PER_RECORD,

@@ -16,3 +16,20 @@ export function createLogger(level: string, destination?: pino.DestinationStream
     destination,
   );
 }
+
+/**
+ * A listener for the 'error' events of a Redis client, queue or worker: each distinct message is
+ * logged once per `intervalMs` (a Redis outage emits one per reconnect attempt), as a JSON line.
+ * BullMQ prints an 'error' nobody listens to with console.error, outside the JSON log.
+ */
+export function throttledErrorLog(logger: Logger, what: string, intervalMs = 30_000): (err: Error) => void {
+  const last = new Map<string, number>();
+  return (err) => {
+    const now = Date.now();
+    const message = err?.message ?? String(err);
+    if ((last.get(message) ?? -Infinity) > now - intervalMs) return;
+    if (last.size > 100) last.clear();
+    last.set(message, now);
+    logger.warn({ err: message }, `${what} error (repeats of this message are logged at most every ${Math.round(intervalMs / 1000)} s)`);
+  };
+}

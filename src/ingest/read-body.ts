@@ -96,10 +96,43 @@ function readRaw(req: IncomingMessage, makeDecoder: (() => Transform) | null, li
   });
 }
 
-/** Throws with Connection: close, so Node drops the connection rather than draining an unread body. */
-function refuse(ctx: Context, err: ApiError): never {
-  ctx.set('Connection', 'close');
+/** A refused body up to this many times LIMIT_REQUEST_BYTES is read to its end and dropped… */
+const DRAIN_FACTOR = 4;
+/** …if it arrives within this long. */
+const DRAIN_MS = 5000;
+
+/**
+ * Refuses the request, and reads and drops what is left of its body, so that a client still
+ * sending it reads the answer: closing a socket with unread bytes makes the kernel send a reset,
+ * and the client sees ECONNRESET or EPIPE instead of its 413. A body declared or found larger
+ * than DRAIN_FACTOR × the limit is not worth reading: the answer goes with Connection: close.
+ */
+async function refuse(ctx: Context, err: ApiError, limits: Limits): Promise<never> {
+  const req = ctx.req;
+  const cap = DRAIN_FACTOR * limits.requestBytes;
+  if (req.complete || Number(req.headers['content-length'] ?? 0) > cap || !(await drained(req, cap))) ctx.set('Connection', 'close');
   throw err;
+}
+
+/** Reads the rest of the body and drops it; false when it went past `cap` bytes or DRAIN_MS. */
+function drained(req: Context['req'], cap: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    let dropped = 0;
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      req.off('data', onData).off('end', onEnd).off('close', onEnd);
+      if (!ok) req.pause();
+      resolve(ok);
+    };
+    const onData = (chunk: Buffer) => {
+      dropped += chunk.length;
+      if (dropped > cap) done(false);
+    };
+    const onEnd = () => done(req.complete);
+    const timer = setTimeout(() => done(false), DRAIN_MS);
+    req.on('data', onData).on('end', onEnd).on('close', onEnd);
+    req.resume();
+  });
 }
 
 /**
@@ -127,25 +160,25 @@ export async function readBodyBytes(ctx: Context, limits: Limits): Promise<{ raw
   const req = ctx.req;
   if (!hasBody(req)) return { raw: Buffer.alloc(0), isForm: false };
   if (Number(req.headers['content-length'] ?? 0) > limits.requestBytes) {
-    refuse(ctx, new ApiError('ERR_PAYLOAD_TOO_LARGE', `The body is larger than ${limits.requestBytes} bytes.`));
+    return refuse(ctx, new ApiError('ERR_PAYLOAD_TOO_LARGE', `The body is larger than ${limits.requestBytes} bytes.`), limits);
   }
   let makeDecoder: (() => Transform) | null;
   try {
     makeDecoder = pickDecoder(req.headers['content-encoding']);
   } catch (err) {
-    refuse(ctx, err as ApiError);
+    return refuse(ctx, err as ApiError, limits);
   }
   const contentType = req.headers['content-type'];
   const plainJson = !contentType || PLAIN_JSON.has(contentType);
   const isForm = !plainJson && ctx.is(FORM_TYPE) !== false;
   if (!plainJson && ((!isForm && ctx.is(JSON_TYPES) === false) || !CHARSETS.has(ctx.request.charset.toLowerCase()))) {
-    refuse(ctx, new ApiError('ERR_UNSUPPORTED_MEDIA_TYPE', `Content-Type ${req.headers['content-type']} is not supported; send UTF-8 application/json, text/plain or application/x-www-form-urlencoded.`));
+    return refuse(ctx, new ApiError('ERR_UNSUPPORTED_MEDIA_TYPE', `Content-Type ${req.headers['content-type']} is not supported; send UTF-8 application/json, text/plain or application/x-www-form-urlencoded.`), limits);
   }
   let raw: Buffer;
   try {
     raw = await readRaw(req, makeDecoder, limits);
   } catch (err) {
-    refuse(ctx, err as ApiError);
+    return refuse(ctx, err as ApiError, limits);
   }
   return { raw, isForm };
 }

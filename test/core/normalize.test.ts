@@ -1,7 +1,7 @@
 import type { Limits } from '../../src/core/config';
 import { normalizeRecord, type NormalizeInput } from '../../src/core/records/normalize';
 
-const limits: Limits = { requestBytes: 1e6, decodedBytes: 1e6, recordsPerRequest: 10, propertiesPerRecord: 3, keyLength: 8, valueLength: 10, idLength: 12, depth: 2 };
+const limits: Limits = { requestBytes: 1e6, headerBytes: 65_536, decodedBytes: 1e6, recordsPerRequest: 10, propertiesPerRecord: 3, keyLength: 8, valueLength: 10, idLength: 12, depth: 2 };
 const receivedAt = '2026-11-22T10:00:00.000Z';
 
 function run(kind: NormalizeInput['kind'], raw: Record<string, unknown>, extra: Partial<NormalizeInput> = {}) {

@@ -44,7 +44,7 @@ const paddedJson = (size: number) => {
 };
 
 test('the configured limits are the ones in force', () => {
-  expect(api.config.limits).toEqual({ requestBytes: 4096, decodedBytes: 16384, recordsPerRequest: 3, propertiesPerRecord: 5, keyLength: 16, valueLength: 32, idLength: 20, depth: 3 });
+  expect(api.config.limits).toEqual({ requestBytes: 4096, headerBytes: 65_536, decodedBytes: 16384, recordsPerRequest: 3, propertiesPerRecord: 5, keyLength: 16, valueLength: 32, idLength: 20, depth: 3 });
 });
 
 describe('request bytes', () => {
