@@ -43,6 +43,7 @@ export function renderTrackerDetails(t: Tracker): string {
     ['  CORS origins', t.corsOrigins.length === 0 ? 'none (browsers refused)' : t.corsOrigins.join(' ')],
     ['  rate limit', rateLimitText(t.rateLimit)],
     ['  capture context', t.captureContext ? 'yes (client IP, user agent, referer)' : 'no'],
+    ['  invalid unicode', t.invalidUnicode === 'replace' ? 'replaced with U+FFFD' : 'refused (400)'],
     ['  dedup window', t.dedupWindowHours > 0 ? `${t.dedupWindowHours} h (client keys: _id, Idempotency-Key)` : 'off'],
     ['  destinations', destinations],
     ['  created', t.createdAt],

@@ -1,4 +1,4 @@
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { buildIntegrationView, renderIntegrationViewText } from '../operator/integration-view';
 import { activeTokens } from '../core/trackers/types';
 import { withContext } from './context';
@@ -14,6 +14,7 @@ interface SettingOptions {
   rateLimit?: number;
   captureContext?: boolean;
   dedupWindow?: number;
+  invalidUnicode?: 'reject' | 'replace';
 }
 
 interface CreateOptions extends JsonFlag, SettingOptions {
@@ -47,6 +48,7 @@ function settingsOf(opts: SettingOptions) {
     rateLimit: opts.rateLimit === undefined ? undefined : { recordsPerSecond: opts.rateLimit },
     captureContext: opts.captureContext,
     dedupWindowHours: opts.dedupWindow,
+    invalidUnicode: opts.invalidUnicode,
   };
 }
 
@@ -68,6 +70,7 @@ export function registerTrackersCommands(program: Command): void {
     .option('--rate-limit <records/s>', 'sustained records per second, per API process (default: no limit)', positiveNumber)
     .option('--capture-context', 'store client IP, user agent and referer with each record (default: off)')
     .option('--dedup-window <hours>', DEDUP_WINDOW_HELP, windowHours)
+    .addOption(new Option('--invalid-unicode <mode>', 'text with a lone UTF-16 surrogate: reject (400) or replace with U+FFFD (default: reject)').choices(['reject', 'replace']))
     .option('--json', 'print JSON')
     .action((opts: CreateOptions) =>
       withContext(async ({ service, config }) => {
@@ -89,6 +92,7 @@ export function registerTrackersCommands(program: Command): void {
     .option('--capture-context', 'store client IP, user agent and referer with each record')
     .option('--no-capture-context', 'stop storing the request context')
     .option('--dedup-window <hours>', DEDUP_WINDOW_HELP, windowHours)
+    .addOption(new Option('--invalid-unicode <mode>', 'text with a lone UTF-16 surrogate: reject (400) or replace with U+FFFD (default: reject)').choices(['reject', 'replace']))
     .option('--json', 'print JSON')
     .action((id: string, opts: UpdateOptions) =>
       withContext(async ({ service }) => {

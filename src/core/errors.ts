@@ -16,6 +16,7 @@ export const ERROR_CODES = {
   ERR_TOO_MANY_PROPERTIES: { status: 400, message: 'The record has too many properties.' },
   ERR_KEY_TOO_LONG: { status: 400, message: 'A property name is too long.' },
   ERR_VALUE_TOO_LONG: { status: 400, message: 'A string value is too long.' },
+  ERR_INVALID_UNICODE: { status: 400, message: 'Text holds a lone UTF-16 surrogate, which no destination can store.' },
   ERR_TOO_DEEP: { status: 400, message: 'A property value is nested too deeply.' },
   ERR_BAD_REQUEST: { status: 400, message: 'The request is not valid HTTP/1.1.' },
   ERR_ADMIN_INVALID: { status: 400, message: 'The admin request is invalid; `field` names the input to fix.' },

@@ -112,7 +112,7 @@ export async function ingest(ctx: Context, kind: RecordKind, deps: IngestDeps): 
   let members: Array<Buffer | undefined> | undefined;
   const results: RecordResult[] = payload.items.map((item, i) => {
     if ('error' in item) return item;
-    const outcome = normalizeRecord({ kind, raw: item.fields, id: uuidv7(), idempotencyKey: headerKeys?.[i], receivedAt, timeZone: tracker.timeZone, limits, context });
+    const outcome = normalizeRecord({ kind, raw: item.fields, id: uuidv7(), idempotencyKey: headerKeys?.[i], invalidUnicode: tracker.invalidUnicode, receivedAt, timeZone: tracker.timeZone, limits, context });
     if (!outcome.ok) return { error: outcome.error };
     if (outcome.keyed && dedupOn) {
       members ??= valid.map(() => undefined);

@@ -38,6 +38,7 @@ export const CreateTrackerInputSchema = z
     captureContext: z.boolean().optional(),
     /** Hours client keys are remembered; 0 turns deduplication off. */
     dedupWindowHours: z.number().optional(),
+    invalidUnicode: z.enum(['reject', 'replace']).optional(),
   })
   .strict();
 
@@ -142,6 +143,7 @@ export class TrackerService {
       if (patch.rateLimit !== undefined) next.rateLimit = patch.rateLimit;
       if (patch.captureContext !== undefined) next.captureContext = patch.captureContext;
       if (patch.dedupWindowHours !== undefined) next.dedupWindowHours = patch.dedupWindowHours;
+      if (patch.invalidUnicode !== undefined) next.invalidUnicode = patch.invalidUnicode;
       return parse(TrackerSchema, next);
     });
   }

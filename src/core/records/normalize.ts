@@ -11,6 +11,8 @@ export interface NormalizeInput {
   id: string;
   /** The key the request's `Idempotency-Key` header gives this record, if any; its own `_id` wins. */
   idempotencyKey?: string;
+  /** The tracker's choice for lone surrogates: refuse the record (400), or store U+FFFD. Default reject. */
+  invalidUnicode?: InvalidUnicode;
   receivedAt: string;
   timeZone: string;
   limits: Limits;
@@ -30,7 +32,7 @@ const fail = (error: RecordError): NormalizeResult => ({ ok: false, error });
  * 2^53 has already lost digits in JSON.parse, and 1e21 has no plain decimal form: both are refused
  * rather than stored as a different id.
  */
-function readKey(value: unknown, field: string, limits: Limits): string | RecordError {
+function readKey(value: unknown, field: string, limits: Limits, unicode: InvalidUnicode): string | RecordError {
   if (typeof value === 'number') {
     const text = String(value);
     if (!Number.isFinite(value) || (Number.isInteger(value) && !Number.isSafeInteger(value)) || text.includes('e')) {
@@ -41,39 +43,77 @@ function readKey(value: unknown, field: string, limits: Limits): string | Record
   if (typeof value !== 'string') return recordError('ERR_INVALID_FIELD', field, `${field} must be a string or a number.`);
   if (value.length === 0) return recordError('ERR_INVALID_FIELD', field, `${field} must not be empty.`);
   if (value.length > limits.idLength) return recordError('ERR_VALUE_TOO_LONG', field, `${field} is longer than ${limits.idLength} characters.`);
+  if (!value.isWellFormed()) return unicode === 'replace' ? value.toWellFormed() : surrogateError(field);
   return value;
 }
 
+/** What to do with text holding a lone UTF-16 surrogate (`"\ud800"`), which no destination accepts. */
+export type InvalidUnicode = 'reject' | 'replace';
+
+const surrogateError = (path: string): RecordError =>
+  recordError('ERR_INVALID_UNICODE', path, `${path} holds a lone UTF-16 surrogate (e.g. "\\ud800"), which is not text; send valid Unicode, or set the tracker's invalidUnicode to replace.`);
+
 /**
- * Walks a property value once, checking depth, key length and string length.
+ * Walks a property value once, checking depth, key length, string length and that text is valid
+ * Unicode. With `unicode: 'replace'` a lone surrogate becomes U+FFFD in place, in values and keys.
  * Returns the offending path, or undefined when the value is within limits.
  */
-function checkValue(value: unknown, path: string, depth: number, limits: Limits): RecordError | undefined {
+function checkValue(value: unknown, path: string, depth: number, limits: Limits, unicode: InvalidUnicode): RecordError | undefined {
   if (typeof value === 'string') {
-    return value.length > limits.valueLength
-      ? recordError('ERR_VALUE_TOO_LONG', path, `${path} is longer than ${limits.valueLength} characters.`)
-      : undefined;
+    if (value.length > limits.valueLength) return recordError('ERR_VALUE_TOO_LONG', path, `${path} is longer than ${limits.valueLength} characters.`);
+    return value.isWellFormed() || unicode === 'replace' ? undefined : surrogateError(path);
   }
   if (value === null || typeof value !== 'object') return undefined;
   if (depth >= limits.depth) return recordError('ERR_TOO_DEEP', path, `${path} is nested deeper than ${limits.depth} levels.`);
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const err = checkValue(value[i], `${path}[${i}]`, depth + 1, limits);
+      const item: unknown = value[i];
+      const err = checkValue(item, `${path}[${i}]`, depth + 1, limits, unicode);
       if (err) return err;
+      if (typeof item === 'string' && !item.isWellFormed()) value[i] = item.toWellFormed();
     }
     return undefined;
   }
-  for (const key of Object.keys(value)) {
+  const obj = value as Record<string, unknown>;
+  for (const key of Object.keys(obj)) {
     if (key.length > limits.keyLength) return recordError('ERR_KEY_TOO_LONG', `${path}.${key.slice(0, 64)}`, `A property name under ${path} is longer than ${limits.keyLength} characters.`);
-    const err = checkValue((value as Record<string, unknown>)[key], `${path}.${key}`, depth + 1, limits);
+    const item = obj[key];
+    const err = checkValue(item, `${path}.${key}`, depth + 1, limits, unicode);
     if (err) return err;
+    if (typeof item === 'string' && !item.isWellFormed()) obj[key] = item.toWellFormed();
+    if (!key.isWellFormed()) {
+      if (unicode === 'reject') return surrogateError(`${path}.${key.toWellFormed()}`);
+      obj[key.toWellFormed()] = obj[key];
+      delete obj[key];
+    }
   }
   return undefined;
+}
+
+/** Text made valid Unicode at any depth (lone surrogates → U+FFFD), for bodies stored as sent (webhooks). */
+export function wellFormed(value: unknown): unknown {
+  if (typeof value === 'string') return value.isWellFormed() ? value : value.toWellFormed();
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = wellFormed(value[i]);
+    return value;
+  }
+  const obj = value as Record<string, unknown>;
+  for (const key of Object.keys(obj)) {
+    const item = wellFormed(obj[key]);
+    if (key.isWellFormed()) obj[key] = item;
+    else {
+      delete obj[key];
+      obj[key.toWellFormed()] = item;
+    }
+  }
+  return value;
 }
 
 /** Validates one raw record and turns it into the queued shape. Pure: no I/O, no clock. */
 export function normalizeRecord(input: NormalizeInput): NormalizeResult {
   const { kind, raw, limits } = input;
+  const unicode = input.invalidUnicode ?? 'reject';
   const allowed = CLIENT_RESERVED[kind];
   const properties = nullProtoObject<Properties>();
   const record: TrackedRecord = { kind, id: input.id, receivedAt: input.receivedAt, properties };
@@ -91,13 +131,18 @@ export function normalizeRecord(input: NormalizeInput): NormalizeResult {
     }
     if (key.length > limits.keyLength) return fail(recordError('ERR_KEY_TOO_LONG', key.slice(0, 64), `A property name is longer than ${limits.keyLength} characters.`));
     if (++propertyCount > limits.propertiesPerRecord) return fail(recordError('ERR_TOO_MANY_PROPERTIES', undefined, `The record has more than ${limits.propertiesPerRecord} properties.`));
-    const err = checkValue(value, key, 0, limits);
+    const err = checkValue(value, key, 0, limits, unicode);
     if (err) return fail(err);
-    properties[key] = value as JsonValue;
+    let name = key;
+    if (!key.isWellFormed()) {
+      if (unicode === 'reject') return fail(surrogateError(key.toWellFormed()));
+      name = key.toWellFormed();
+    }
+    properties[name] = (typeof value === 'string' && !value.isWellFormed() ? value.toWellFormed() : value) as JsonValue;
   }
 
   if (raw._uid !== undefined && raw._uid !== null) {
-    const uid = readKey(raw._uid, '_uid', limits);
+    const uid = readKey(raw._uid, '_uid', limits, unicode);
     if (typeof uid !== 'string') return fail(uid);
     record.uid = uid;
   } else if (kind === 'user') {
@@ -106,7 +151,7 @@ export function normalizeRecord(input: NormalizeInput): NormalizeResult {
 
   if (kind !== 'user') {
     if (raw._sid !== undefined && raw._sid !== null) {
-      const sid = readKey(raw._sid, '_sid', limits);
+      const sid = readKey(raw._sid, '_sid', limits, unicode);
       if (typeof sid !== 'string') return fail(sid);
       record.sid = sid;
     } else if (kind === 'session') {
@@ -119,7 +164,9 @@ export function normalizeRecord(input: NormalizeInput): NormalizeResult {
     if (name === undefined) return fail(recordError('ERR_MISSING_FIELD', '_event', 'An event needs _event.'));
     if (typeof name !== 'string' || name.length === 0) return fail(recordError('ERR_INVALID_FIELD', '_event', '_event must be a non-empty string.'));
     if (name.length > limits.idLength) return fail(recordError('ERR_VALUE_TOO_LONG', '_event', `_event is longer than ${limits.idLength} characters.`));
-    record.event = name;
+    if (name.isWellFormed()) record.event = name;
+    else if (unicode === 'reject') return fail(surrogateError('_event'));
+    else record.event = name.toWellFormed();
 
     const at = raw._event_at;
     if (at === undefined || at === null || at === '') {

@@ -97,6 +97,8 @@ export const TrackerSchema = z.object({
    * within this window is answered but not queued again. 0 turns it off; at most 7 days.
    */
   dedupWindowHours: z.number().int().min(0).max(MAX_DEDUP_WINDOW_HOURS).default(24),
+  /** Text with a lone UTF-16 surrogate: refuse the record with a 400 naming the field, or store U+FFFD. */
+  invalidUnicode: z.enum(['reject', 'replace']).default('reject'),
   destinations: z.array(DestinationSchema).default([]),
   /** Webhook senders with their own URL and signing secret (see src/ingest/webhooks). */
   sources: z.array(WebhookSourceSchema).default([]),

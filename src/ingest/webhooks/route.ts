@@ -5,7 +5,7 @@ import { ApiError } from '../../core/errors';
 import type { IngestDeps } from '../ingest-route';
 import { readBodyBytes, parseBodyText } from '../read-body';
 import { dedupMember } from '../dedup';
-import { CLIENT_KEY_PATTERN } from '../../core/records/normalize';
+import { CLIENT_KEY_PATTERN, wellFormed } from '../../core/records/normalize';
 import { nullProtoObject, type JsonValue, type Properties, type TrackedRecord } from '../../core/records/types';
 import type { Tracker, WebhookSource } from '../../core/trackers/types';
 import { deliveryKey, eventTime, mapDelivery, type Delivery } from './presets';
@@ -79,7 +79,8 @@ export function createWebhookRouter(deps: IngestDeps): Router {
     const verdict = await verifyDelivery(source, headers, raw, Date.now());
     if (!verdict.ok) throw new ApiError('ERR_WEBHOOK_SIGNATURE', `${verdict.reason}: ${verdict.message}.`);
 
-    const delivery: Delivery = { headers, body: bodyOf(raw, isForm) };
+    // A signed delivery is never refused for its text: a lone surrogate becomes U+FFFD.
+    const delivery: Delivery = { headers, body: wellFormed(bodyOf(raw, isForm)) };
     const mapped = mapDelivery(source, delivery);
     if (mapped.kind === 'challenge') {
       ctx.status = 200;
