@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { RecordKind } from '../core/records/types';
 import { MAX_DEDUP_WINDOW_HOURS } from '../core/trackers/types';
 import { duplicatesKey } from '../../jobs/ingest-job';
@@ -14,7 +14,8 @@ export const DUPLICATES_TTL_MS = (MAX_DEDUP_WINDOW_HOURS + 24) * BUCKET_MS;
  * two different keys share a marker with a chance of about n²/2⁹⁷ (1e-13 for 86 million keys).
  */
 export function dedupMember(kind: RecordKind, id: string): Buffer {
-  return createHash('sha256').update(kind).update('\n').update(id).digest().subarray(0, 12);
+  // One-shot hash: half the cost of a Hash object per record.
+  return hash('sha256', `${kind}\n${id}`, 'buffer').subarray(0, 12);
 }
 
 export function seenBucketKey(prefix: string, trackerId: string, hour: number): string {

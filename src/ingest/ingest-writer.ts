@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { Job, type Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import { ApiError } from '../core/errors';
 import type { TrackedRecord } from '../core/records/types';
-import { bucketExpiresAt, dedupKeys, DEDUP_SCRIPT, DUPLICATES_TTL_MS } from './dedup';
+import { bucketExpiresAt, dedupKeys, DUPLICATES_TTL_MS } from './dedup';
+import { KeyedAdd } from './keyed-add';
 import { INGEST_JOB_NAME, type IngestJobData } from '../../jobs/ingest-job';
-
-/** The dedup script's name as a command of the producer connection. */
-const DEDUP_COMMAND = 'tributaryDedup';
 
 export interface IngestWriterOptions {
   /** A write Redis has not confirmed after this long is answered 503. */
@@ -66,12 +64,14 @@ export class IngestWriter {
   private scheduled = false;
   private closed = false;
   private idleWaiters: Array<() => void> = [];
-  private dedupDefined = false;
+  private readonly keyedAdd: KeyedAdd;
 
   constructor(
     private readonly queue: Queue<IngestJobData>,
     private readonly opts: IngestWriterOptions,
-  ) {}
+  ) {
+    this.keyedAdd = new KeyedAdd(queue);
+  }
 
   /**
    * Resolves once the records are in Redis. With `dedup`, resolves with which records were
@@ -159,19 +159,11 @@ export class IngestWriter {
   }
 
   /**
-   * One MULTI: per tracker, its job (BullMQ's own add script) and the dedup script that marks the
-   * job's keyed records and lists the duplicates among them for the router. MULTI/EXEC is atomic
-   * and is logged to the append-only file as one block, so a crash keeps both or neither.
+   * Per tracker, one write: for a tracker with keyed records, its job and the dedup script that marks
+   * them and lists the duplicates among them for the router, as one atomic script (see KeyedAdd);
+   * for one without, its job alone.
    */
   private async addWithDedup(batch: Pending[]): Promise<void> {
-    const client = await this.queue.getBackend().connection.client;
-    if (!this.dedupDefined) {
-      // EVALSHA rather than sending the script with every write. ioredis takes the key count as the
-      // first argument when numberOfKeys is left out; the window decides how many buckets there are.
-      client.defineCommand(DEDUP_COMMAND, { lua: DEDUP_SCRIPT } as { lua: string; numberOfKeys: number });
-      this.dedupDefined = true;
-    }
-    const multi = client.multi();
     const now = Date.now();
     const groups = new Map<string, { records: TrackedRecord[]; args: Array<string | Buffer>; keyed: Array<{ entry: Pending; index: number }>; windowHours: number }>();
     for (const p of batch) {
@@ -187,30 +179,24 @@ export class IngestWriter {
       });
       if (p.dedup) g.windowHours = Math.max(g.windowHours, p.dedup.windowHours);
     }
-    const scripts: Array<{ at: number; keyed: Array<{ entry: Pending; index: number }> }> = [];
-    let commands = 0;
-    for (const [trackerId, g] of groups) {
-      const token = g.keyed.length > 0 ? randomUUID() : undefined;
-      const data: IngestJobData = token ? { trackerId, records: g.records, dedup: token } : { trackerId, records: g.records };
-      new Job<IngestJobData>(this.queue, INGEST_JOB_NAME, data, this.queue.defaultJobOptions).addJob(multi).catch(() => undefined);
-      commands++;
-      if (token) {
-        const keys = dedupKeys(this.opts.redisPrefix, trackerId, token, g.windowHours, now);
-        multi.runCommand(DEDUP_COMMAND, [keys.length, ...keys, String(bucketExpiresAt(g.windowHours, now)), String(DUPLICATES_TTL_MS), ...g.args]);
-        scripts.push({ at: commands++, keyed: g.keyed });
+    const writes = [...groups].map(async ([trackerId, g]) => {
+      if (g.keyed.length === 0) {
+        await this.queue.add(INGEST_JOB_NAME, { trackerId, records: g.records });
+        return;
       }
-    }
-    const results = await multi.exec();
-    if (!results) throw new Error('the transaction was discarded');
-    const failed = results.find(([err]) => err);
-    if (failed) throw failed[0];
-    for (const { at, keyed } of scripts) {
-      const flags = results[at]![1] as number[];
-      keyed.forEach(({ entry, index }, k) => {
+      const token = randomUUID();
+      const keys = dedupKeys(this.opts.redisPrefix, trackerId, token, g.windowHours, now);
+      const flags = await this.keyedAdd.add({ trackerId, records: g.records, dedup: token }, keys, [String(bucketExpiresAt(g.windowHours, now)), String(DUPLICATES_TTL_MS), ...g.args]);
+      g.keyed.forEach(({ entry, index }, k) => {
         entry.duplicates ??= entry.records.map(() => false);
         entry.duplicates[index] = flags[k] === 1;
       });
-    }
+    });
+    // Every write is awaited before the first failure is thrown: no request is answered while a
+    // write that holds its records is still under way.
+    const outcomes = await Promise.allSettled(writes);
+    const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
   private async flush(): Promise<void> {

@@ -1,0 +1,90 @@
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { duplicatesKey, INGEST_QUEUE, type IngestJobData } from '../../jobs/ingest-job';
+import type { TrackedRecord } from '../../src/core/records/types';
+import { dedupMember } from '../../src/ingest/dedup';
+import { IngestWriter } from '../../src/ingest/ingest-writer';
+import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
+
+/**
+ * A write with client keys is BullMQ's add and the dedup markers in one script: checked on real
+ * Redis by what the server was sent (MONITOR) and by what the queue then holds.
+ */
+const prefix = uniquePrefix('keyed-add');
+let redis: Redis;
+let monitorConnection: Redis;
+let queue: Queue<IngestJobData>;
+let writer: IngestWriter;
+
+beforeAll(async () => {
+  redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+  monitorConnection = new Redis(TEST_REDIS_URL);
+  queue = new Queue<IngestJobData>(INGEST_QUEUE, { connection: redis, prefix });
+  await queue.waitUntilReady();
+  writer = new IngestWriter(queue, { timeoutMs: 5000, maxBatchRecords: 1000, maxInflight: 4, retryAfterSeconds: 1, redisPrefix: prefix, isConnected: () => redis.status === 'ready' });
+});
+afterAll(async () => {
+  await writer.close();
+  await queue.close();
+  monitorConnection.disconnect();
+  redis.disconnect();
+  await deletePrefix(prefix);
+});
+
+const event = (id: string): TrackedRecord => ({ kind: 'event', id, receivedAt: '2026-11-25T00:00:00.000Z', event: 'signup', properties: { n: 1 } });
+const keyed = (records: TrackedRecord[]) => ({ windowHours: 24, members: records.map((r) => dedupMember(r.kind, r.id)) });
+
+/** The commands sent by clients (not by scripts) about this test's keys while `run` ran, by name. */
+async function commandsDuring(run: () => Promise<unknown>): Promise<string[]> {
+  const monitor = await monitorConnection.monitor();
+  const seen: string[] = [];
+  monitor.on('monitor', (_time: string, args: string[], source: string) => {
+    // Commands a script runs are shown too, from the source "lua": only the client's own count.
+    if (source !== 'lua' && args.some((a) => a.includes(prefix))) seen.push(args[0]!.toUpperCase());
+  });
+  try {
+    await run();
+    // MONITOR's feed trails the replies a little.
+    await new Promise((r) => setTimeout(r, 100));
+  } finally {
+    monitor.disconnect();
+  }
+  return seen;
+}
+
+test('one script call per keyed write, no MULTI: the job and its markers enter Redis together', async () => {
+  // A first write loads the script (EVALSHA answered NOSCRIPT, then EVAL) and BullMQ's queue meta.
+  await writer.write('warm-up', [event('w-1')], keyed([event('w-1')]));
+  const records = [event('k-1'), event('k-2')];
+  const sent = await commandsDuring(() => writer.write('t1', records, keyed(records)));
+  expect(sent).toEqual(['EVALSHA']);
+
+  const jobs = (await queue.getJobs(['wait'])).filter((j) => j.data.trackerId === 't1');
+  expect(jobs).toHaveLength(1);
+  expect(jobs[0]!.data.records.map((r) => r.id)).toEqual(['k-1', 'k-2']);
+  expect(jobs[0]!.data.dedup).toEqual(expect.any(String));
+  const buckets = await redis.keys(`${prefix}:seen:t1:*`);
+  expect(buckets).toHaveLength(1);
+  expect(await redis.scard(buckets[0]!)).toBe(2);
+  expect(await redis.pttl(buckets[0]!)).toBeGreaterThan(24 * 3_600_000);
+});
+
+test('a retried key is answered as a duplicate and its index listed for the router, beside a new one', async () => {
+  const records = [event('k-2'), event('k-3')];
+  const duplicates = await writer.write('t1', records, keyed(records));
+  expect(duplicates).toEqual([true, false]);
+  const jobs = await queue.getJobs(['wait']);
+  const latest = jobs.find((j) => j.data.records[0]!.id === 'k-2')!;
+  expect(await redis.get(duplicatesKey(prefix, latest.data.dedup!))).toBe('0');
+});
+
+test('keyed and unkeyed trackers in one flush: each gets its own job, the keyed one its markers', async () => {
+  const before = await queue.count();
+  const a = [event('m-1')];
+  const b = [event('plain-1')];
+  const [da, db] = await Promise.all([writer.write('t2', a, keyed(a)), writer.write('t3', b)]);
+  expect(da).toEqual([false]);
+  expect(db).toBeUndefined();
+  expect(await queue.count()).toBe(before + 2);
+  expect(await redis.keys(`${prefix}:seen:t3:*`)).toEqual([]);
+});
