@@ -56,7 +56,9 @@ async function openBigQuery(): Promise<ContractDestination> {
 describeConnectorContract('bigquery', {
   transientFaults: Object.keys(TRANSIENT),
   async setup() {
-    fake = await startBigQueryFake();
+    // No insertId deduplication: it is best effort and lasts about a minute, while a re-send may
+    // come hours later, so exactly once must not depend on it.
+    fake = await startBigQueryFake({ dedupWindowMs: 0 });
   },
   teardown: () => fake.close(),
   open: openBigQuery,

@@ -186,7 +186,8 @@ export function describeConnectorContract(name: string, harness: ContractHarness
       });
 
       it('no access: ConfigurationError for the batch, so delivery pauses and nothing is dead-lettered; written once access is back', async () => {
-        await write(d, [event('view', { n: 0 })]);
+        // Every table exists already: the refusal comes from the write itself, not from making a table.
+        await write(d, [event('view', { n: 0 }), user('u0', {}), session('s0', {})]);
         const batch = [event('view', { n: 1 }), user('u1', { n: 1 })];
         await d.denyAccess();
         const fates = await write(d, batch);
