@@ -16,19 +16,3 @@ export function backoffDelay(attempt: number, policy: BackoffPolicy, retryAfterM
   const jittered = exp / 2 + random() * (exp / 2);
   return Math.round(Math.max(jittered, retryAfterMs ?? 0));
 }
-
-/** Resolves after `ms`, or at once (rejecting) when the signal aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}

@@ -4,7 +4,8 @@ import type { BatchLimits, DestinationWriter, RecordOutcome } from '../connector
 import type { Logger } from '../src/core/logger';
 import type { TrackedRecord } from '../src/core/records/types';
 import { linkedController, withDeadline } from '../src/core/deadline';
-import { backoffDelay, sleep, type BackoffPolicy } from './backoff';
+import { sleep } from '../src/core/sleep';
+import { backoffDelay, type BackoffPolicy } from './backoff';
 import { DeadLetterStore } from './dead-letters';
 import { DestinationStatusStore } from './destination-status';
 import { streamIdTime, type DeliveryKeys } from './keys';

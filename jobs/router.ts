@@ -4,7 +4,8 @@ import { throttledErrorLog, type Logger } from '../src/core/logger';
 import { duplicatesKey, INGEST_QUEUE, type IngestJobData } from './ingest-job';
 import type { TrackerStore } from '../src/core/trackers/store';
 import type { Tracker } from '../src/core/trackers/types';
-import { backoffDelay, DEFAULT_BACKOFF, sleep } from './backoff';
+import { sleep } from '../src/core/sleep';
+import { backoffDelay, DEFAULT_BACKOFF } from './backoff';
 import { INGEST_JOB_NAME } from './ingest-job';
 import { backlogIndexKey, deliveryKeys, routerCursorKey, trackerBacklogKey } from './keys';
 

@@ -2,6 +2,7 @@ import { BigQuery, type BigQueryOptions } from '@google-cloud/bigquery';
 import { PassThroughClient } from 'google-auth-library';
 import { withDeadline } from '../../src/core/deadline';
 import { RetryableError } from '../errors';
+import { writeStopped } from '../shared/write-guard';
 import type { ResolvedSettings } from './config';
 import { toConnectorError } from './errors';
 import { Opaque } from './opaque';
@@ -59,7 +60,7 @@ function bounded<T>(what: string, signal: AbortSignal, timeoutMs: number, promis
       timeoutMs,
       signal,
       timeoutError: () => new RetryableError(`BigQuery ${what} did not answer within ${timeoutMs} ms`, { reason: 'timeout' }),
-      abortError: () => new RetryableError('the write was stopped', { reason: 'aborted' }),
+      abortError: () => writeStopped(),
     },
     () => promise,
   );

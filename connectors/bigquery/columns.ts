@@ -1,5 +1,5 @@
-import type { JsonValue, Properties, RecordKind } from '../../src/core/records/types';
-import { fits, inferType, type ColumnType } from '../shared/infer-type';
+import type { Properties, RecordKind } from '../../src/core/records/types';
+import { inferType, type ColumnType } from '../shared/infer-type';
 import type { FieldSchema } from './client';
 import { baseColumnName, foldName, hashedColumnName, ownerDescription, ownerOf } from './names';
 import { BQ_TYPE, columnTypeOf, fixedFields } from './tables';
@@ -72,22 +72,4 @@ export function planColumns(state: TableState, rows: readonly Properties[], maxC
 export function applyPlan(state: TableState, plan: ColumnPlan): TableState {
   if (plan.add.length === 0) return state;
   return { fields: [...state.fields, ...plan.add], owners: new Map(plan.columns), taken: new Set([...state.taken, ...plan.add.map((f) => foldName(f.name))]), propertyColumns: state.propertyColumns + plan.add.length };
-}
-
-/**
- * A property's value as its column takes it, or undefined when it has none or does not fit: a
- * string in an INT64 column, a fraction in an INT64 column, an object in a STRING column… Such a
- * value is not lost: it is in `_properties`. Integers go into FLOAT64 columns as they are.
- */
-export function cellValue(type: ColumnType | undefined, value: JsonValue | undefined): number | boolean | string | undefined {
-  if (type === undefined || value === undefined || value === null) return undefined;
-  const valueType = inferType(value);
-  if (valueType === undefined || !fits(type, valueType)) return undefined;
-  if (type === 'json') return JSON.stringify(value);
-  return value as number | boolean | string;
-}
-
-/** A property's own value, never one inherited from `Object.prototype`. */
-export function ownValue(props: Properties, name: string): JsonValue | undefined {
-  return Object.hasOwn(props, name) ? props[name] : undefined;
 }

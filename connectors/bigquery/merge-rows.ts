@@ -1,9 +1,10 @@
 import type { Properties } from '../../src/core/records/types';
 import type { MergedChange, UpsertKind } from '../shared/coalesce-upserts';
-import { CONTEXT_COLUMN, contextValue, reservedValuesOfChange, type ReservedColumn } from '../shared/reserved-columns';
-import { cellValue, ownValue, type ColumnPlan, type PropertyColumn } from './columns';
+import { columnValue, ownValue } from '../shared/infer-type';
+import { CONTEXT_COLUMN, contextValue, PROPERTIES_COLUMN, reservedValuesOfChange, type ReservedColumn } from '../shared/reserved-columns';
+import type { ColumnPlan, PropertyColumn } from './columns';
 import type { MergeColumn } from './merge-sql';
-import { BQ_TYPE, fixedFields, PROPERTIES_COLUMN } from './tables';
+import { BQ_TYPE, fixedFields } from './tables';
 
 /** The columns a MERGE writes: Tributary's own, then the property columns the batch touches. */
 export interface MergeLayout {
@@ -47,6 +48,6 @@ export function mergeRow(kind: UpsertKind, layout: MergeLayout, change: MergedCh
   for (const { name } of layout.columns.slice(0, fixed)) {
     cells.push(cell(name === PROPERTIES_COLUMN ? state : name === CONTEXT_COLUMN ? contextValue(change.context) : reserved[name as ReservedColumn]));
   }
-  for (const [name, pc] of layout.properties) cells.push(cell(cellValue(pc.type, ownValue(state, name))));
+  for (const [name, pc] of layout.properties) cells.push(cell(columnValue(pc.type, ownValue(state, name))));
   return cells;
 }

@@ -1,10 +1,7 @@
 import type { RecordKind } from '../../src/core/records/types';
 import type { ColumnType } from '../shared/infer-type';
-import { CONTEXT_COLUMN, KEY_COLUMN, RESERVED_COLUMNS_BY_KIND, type ReservedColumn } from '../shared/reserved-columns';
+import { CONTEXT_COLUMN, KEY_COLUMN, PROPERTIES_COLUMN, RESERVED_COLUMNS_BY_KIND, type ReservedColumn } from '../shared/reserved-columns';
 import type { FieldSchema, TableSpec } from './client';
-
-/** Every record's properties as one JSON value: for events as sent, for users and sessions the merged state. */
-export const PROPERTIES_COLUMN = '_properties';
 
 /** Standard SQL type of each column type. */
 export const BQ_TYPE: Readonly<Record<ColumnType, string>> = { integer: 'INT64', float: 'FLOAT64', boolean: 'BOOL', string: 'STRING', json: 'JSON' };

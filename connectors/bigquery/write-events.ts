@@ -1,12 +1,13 @@
 import type { TrackedRecord } from '../../src/core/records/types';
 import { PermanentError, RetryableError, type ConnectorError } from '../errors';
-import { contextValue, CONTEXT_COLUMN } from '../shared/reserved-columns';
+import { uniqueById } from '../shared/batch-records';
+import { columnValue } from '../shared/infer-type';
+import { contextValue, CONTEXT_COLUMN, PROPERTIES_COLUMN } from '../shared/reserved-columns';
 import type { RecordOutcome } from '../types';
 import type { InsertRow, RowErrors } from './client';
-import { cellValue, planColumns, type PropertyColumn, type TableState } from './columns';
+import { planColumns, type PropertyColumn, type TableState } from './columns';
 import { foldName } from './names';
 import { storedEventIds } from './stored-events';
-import { PROPERTIES_COLUMN } from './tables';
 import { withTableLock } from './table-lock';
 import type { PartResult, WriteDeps } from './write-part';
 
@@ -49,7 +50,7 @@ function eventRow(record: TrackedRecord, columns: ReadonlyMap<string, PropertyCo
   json[PROPERTIES_COLUMN] = properties;
   for (const name of Object.keys(record.properties)) {
     const pc = columns.get(name);
-    const value = pc ? cellValue(pc.type, record.properties[name]) : undefined;
+    const value = pc ? columnValue(pc.type, record.properties[name]) : undefined;
     if (value !== undefined) json[pc!.column] = value;
   }
   // The typed columns repeat the properties (≤ their JSON text plus a column name each), and
@@ -102,8 +103,7 @@ function chunk(rows: ReadonlyArray<{ row: InsertRow; bytes: number }>): InsertRo
  */
 export async function writeEvents(deps: WriteDeps, records: readonly TrackedRecord[], signal: AbortSignal, mayBeStored: (id: string) => boolean = () => false): Promise<PartResult> {
   const outcomes = new Map<string, RecordOutcome>();
-  const seen = new Set<string>();
-  let events = records.filter((r) => !seen.has(r.id) && seen.add(r.id));
+  let events = uniqueById(records);
   const table = deps.schema.tableName('event');
   let state = await deps.schema.table('event', signal);
   const stored = await storedEventIds(deps, table, events.filter((r) => mayBeStored(r.id)), signal);

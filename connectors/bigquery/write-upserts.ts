@@ -1,6 +1,6 @@
 import type { Properties, TrackedRecord } from '../../src/core/records/types';
-import { PermanentError } from '../errors';
 import type { RecordOutcome } from '../types';
+import { missingKeyError } from '../shared/batch-records';
 import { applyChange, coalesceUpserts, type UpsertKind } from '../shared/coalesce-upserts';
 import { KEY_COLUMN } from '../shared/reserved-columns';
 import { planColumns } from './columns';
@@ -56,7 +56,7 @@ function chunksBySize<T>(rows: readonly T[], size: (row: T) => number): T[][] {
 export async function writeUpserts(deps: WriteDeps, kind: UpsertKind, records: readonly TrackedRecord[], signal: AbortSignal): Promise<PartResult> {
   const outcomes = new Map<string, RecordOutcome>();
   const { changes, rejected } = coalesceUpserts(kind, records);
-  for (const r of rejected) outcomes.set(r.id, { status: 'failed', error: new PermanentError(`a ${kind} without ${KEY_COLUMN[kind]} cannot be stored`) });
+  for (const r of rejected) outcomes.set(r.id, { status: 'failed', error: missingKeyError(kind) });
   if (changes.length === 0) return { outcomes };
 
   const table = deps.schema.tableName(kind);

@@ -3,6 +3,7 @@ import { ConfigurationError, ConnectorError, PermanentError, RetryableError } fr
 import type { DestinationContext, DestinationWriter, RecordOutcome } from '../types';
 import { BigQueryApi } from './client';
 import { resolveSettings, type BigQuerySettings } from './config';
+import { guardWrite } from '../shared/write-guard';
 import { RecentIds } from './recent-ids';
 import { SchemaCache } from './schema';
 import { writeEvents } from './write-events';
@@ -36,10 +37,7 @@ export function createBigQueryWriter(ctx: DestinationContext<BigQuerySettings>):
   const unsure = new RecentIds(200_000);
   let closed = false;
 
-  const guard = (signal: AbortSignal) => {
-    if (closed) throw new RetryableError('the BigQuery writer is closed', { reason: 'closed' });
-    if (signal.aborted) throw new RetryableError('the write was stopped before it started', { reason: 'aborted' });
-  };
+  const guard = (signal: AbortSignal) => guardWrite('the BigQuery writer', closed, signal);
 
   const runPart = (kind: RecordKind, records: readonly TrackedRecord[], signal: AbortSignal, resend: boolean): Promise<PartResult> =>
     kind === 'event' ? writeEvents(deps, records, signal, (id) => resend || unsure.has(id)) : writeUpserts(deps, kind, records, signal);

@@ -57,19 +57,3 @@ export function budgetsFor(credential: string, limits: { read: number; write: nu
   b.write.limit = Math.min(b.write.limit, limits.write);
   return b;
 }
-
-/** Resolves after `ms`, or rejects as soon as the signal aborts. */
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}

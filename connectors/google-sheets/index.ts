@@ -1,6 +1,6 @@
+import { sleep } from '../../src/core/sleep';
 import type { Connector } from '../types';
 import { BATCH_LIMITS, GoogleSheetsSettingsSchema, type GoogleSheetsSettings } from './config';
-import { sleep } from './budget';
 import { SheetsWriter, type WriterDeps } from './writer';
 
 export { GoogleSheetsSettingsSchema, type GoogleSheetsSettings } from './config';

@@ -1,3 +1,4 @@
+import { uniqueById } from '../shared/batch-records';
 import { coalesceUpserts, type MergedChange } from '../shared/coalesce-upserts';
 import type { TrackedRecord } from '../../src/core/records/types';
 import type { ResolvedSettings } from './config';
@@ -24,10 +25,7 @@ export interface Partition {
 
 export function partition(records: readonly TrackedRecord[], settings: Pick<ResolvedSettings, 'tabs' | 'rollover'>): Partition {
   const events = new Map<string, TrackedRecord[]>();
-  const seen = new Set<string>();
-  for (const r of records) {
-    if (r.kind !== 'event' || seen.has(r.id)) continue;
-    seen.add(r.id);
+  for (const r of uniqueById(records.filter((r) => r.kind === 'event'))) {
     const tab = eventsTabFor(r.receivedAt, settings);
     let list = events.get(tab);
     if (!list) events.set(tab, (list = []));

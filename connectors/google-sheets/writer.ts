@@ -1,5 +1,7 @@
 import type { TrackedRecord } from '../../src/core/records/types';
-import { ConnectorError, PermanentError, RetryableError } from '../errors';
+import { ConnectorError, RetryableError } from '../errors';
+import { missingKeyError } from '../shared/batch-records';
+import { guardWrite, writeStopped } from '../shared/write-guard';
 import type { DestinationContext, DestinationDetails, DestinationWriter, RecordOutcome, TestReport } from '../types';
 import { rowsOf, tableRange } from './a1';
 import { resolveAuth } from './auth';
@@ -57,8 +59,7 @@ export class SheetsWriter implements DestinationWriter {
     if (part.users.length > 0) targets.push({ kind: 'user', title: this.settings.tabs.users, changes: part.users });
     if (part.sessions.length > 0) targets.push({ kind: 'session', title: this.settings.tabs.sessions, changes: part.sessions });
     await this.guarded(signal, () => this.flush(targets, signal));
-    const missingKey = new PermanentError('a user needs _uid and a session needs _sid', { reason: 'missing-key' });
-    return records.map((r) => (part.rejected.has(r) ? { status: 'failed', error: missingKey } : { status: 'ok' }));
+    return records.map((r) => (part.rejected.has(r) ? { status: 'failed', error: missingKeyError(r.kind === 'user' ? 'user' : 'session') } : { status: 'ok' }));
   }
 
   /** Makes sure the spreadsheet, the three tabs and their headers exist, and that we may write. */
@@ -116,8 +117,7 @@ export class SheetsWriter implements DestinationWriter {
   }
 
   private guard(signal: AbortSignal): void {
-    if (this.closed) throw new RetryableError('the google-sheets writer is closed', { reason: 'closed' });
-    if (signal.aborted) throw new RetryableError('the write was stopped before it started', { reason: 'aborted' });
+    guardWrite('the google-sheets writer', this.closed, signal);
   }
 
   private async guarded<T>(signal: AbortSignal, fn: () => Promise<T>): Promise<T> {
@@ -125,7 +125,7 @@ export class SheetsWriter implements DestinationWriter {
       return await fn();
     } catch (err) {
       const now = this.deps.now();
-      const error = signal.aborted && !(err instanceof ConnectorError) ? new RetryableError('the write was stopped', { reason: 'aborted', cause: err }) : toConnectorError(err, { spreadsheetId: this.spreadsheetId, identity: this.identity, now });
+      const error = signal.aborted && !(err instanceof ConnectorError) ? writeStopped(err) : toConnectorError(err, { spreadsheetId: this.spreadsheetId, identity: this.identity, now });
       // Whatever failed, the grid may have changed (a lost append still grew it): read it again next time.
       this.forgetLayout();
       if (error.details.reason === LAYOUT_CHANGED) this.tabs.clear();

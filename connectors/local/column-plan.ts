@@ -1,5 +1,5 @@
 import type { JsonValue, Properties } from '../../src/core/records/types';
-import { fits, inferType, type ColumnType } from '../shared/infer-type';
+import { columnValue, inferType, type ColumnType } from '../shared/infer-type';
 import { columnTypeOf, foldIdent, isUsableIdent } from './sql';
 import { SYSTEM_COLUMNS } from './tables';
 
@@ -71,21 +71,14 @@ export function planColumns(table: readonly TableColumn[], rows: readonly Proper
   return { add: added.map((s) => ({ name: s.name, type: s.type! })), widen: [...widen], columns };
 }
 
-/** A property's own value, never one inherited from `Object.prototype` (`constructor`, `toString`…). */
-export function ownValue(props: Properties, name: string): JsonValue | undefined {
-  return Object.hasOwn(props, name) ? props[name] : undefined;
-}
-
 /**
  * The staged text of one cell, cast to the column's SQL type on insert; `null` when the property
  * is absent or null, or when its value does not fit the column (that value lives on in
  * `_properties`). Numbers use JavaScript's shortest round-trip form, which DuckDB parses back exactly.
  */
 export function cellText(column: ColumnType, value: JsonValue | undefined): string | null {
-  if (value === undefined || value === null) return null;
-  const type = inferType(value);
-  if (type === undefined || !fits(column, type)) return null;
-  return type === 'json' ? JSON.stringify(value) : String(value);
+  const cell = columnValue(column, value);
+  return cell === undefined ? null : String(cell);
 }
 
 /** The property columns some row gives a value to, in table order: the only ones worth staging. */

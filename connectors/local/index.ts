@@ -1,5 +1,5 @@
 import type { Connector, DestinationContext, DestinationWriter } from '../types';
-import { RetryableError } from '../errors';
+import { guardWrite } from '../shared/write-guard';
 import { DEFAULT_MAX_COLUMNS, DEFAULT_RELEASE_AFTER_IDLE_MS, LocalSettingsSchema, warehouseFile, type LocalSettings } from './config';
 import { prepareDirectory, Warehouse } from './database';
 import { toConnectorError } from './duckdb-errors';
@@ -75,10 +75,7 @@ function createLocalWriter(ctx: DestinationContext<LocalSettings>): DestinationW
   const warehouse = Warehouse.acquire(file, ctx.settings.releaseAfterIdleMs ?? DEFAULT_RELEASE_AFTER_IDLE_MS);
   let closed = false;
 
-  const guard = (signal: AbortSignal) => {
-    if (closed) throw new RetryableError(`the local warehouse writer for ${file} is closed`, { reason: 'closed' });
-    if (signal.aborted) throw new RetryableError('the write was stopped before it started', { reason: 'aborted' });
-  };
+  const guard = (signal: AbortSignal) => guardWrite(`the local warehouse writer for ${file}`, closed, signal);
 
   return {
     async write(records, signal) {

@@ -1,6 +1,7 @@
 import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection, type Json } from '@duckdb/node-api';
+import { sleep } from '../../src/core/sleep';
 import { RetryableError } from '../errors';
 import { Warehouse } from './database';
 import { errorMessage, isLockError } from './duckdb-errors';
@@ -58,7 +59,7 @@ async function openReadOnly(file: string, lockTimeoutMs: number, extra: DuckDBOp
         if (!isLockError(err)) throw err;
         throw new RetryableError(`the local warehouse ${file} is held by another process that did not release it within ${lockTimeoutMs} ms; try again when it is idle`, { reason: 'locked', cause: err });
       }
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await sleep(50);
     }
   }
 }

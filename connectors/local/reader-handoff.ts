@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { sleep } from '../../src/core/sleep';
 
 /**
  * A reader (`tributary query`, `export`) cannot open the file while the writer holds it, and the
@@ -53,6 +54,6 @@ export async function readerWaiting(file: string, now = Date.now()): Promise<boo
 export async function waitForReaders(file: string, signal: AbortSignal | undefined, maxWaitMs = READER_STALE_MS, pollMs = 50): Promise<void> {
   const deadline = Date.now() + maxWaitMs;
   while (!signal?.aborted && Date.now() < deadline && (await readerWaiting(file))) {
-    await new Promise((resolve) => setTimeout(resolve, pollMs));
+    await sleep(pollMs);
   }
 }

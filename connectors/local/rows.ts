@@ -1,9 +1,10 @@
 import type { Properties, RecordKind, RequestContext } from '../../src/core/records/types';
-import { contextValue, CONTEXT_COLUMN, type ReservedColumn, type ReservedValues } from '../shared/reserved-columns';
-import { cellText, ownValue, type ColumnPlan } from './column-plan';
+import { ownValue } from '../shared/infer-type';
+import { contextValue, CONTEXT_COLUMN, PROPERTIES_COLUMN, type ReservedColumn, type ReservedValues } from '../shared/reserved-columns';
+import { cellText, type ColumnPlan } from './column-plan';
 import { SQL_TYPE } from './sql';
 import type { StagedColumn, StagedRow } from './stage';
-import { fixedColumns, PROPERTIES_COLUMN } from './tables';
+import { fixedColumns } from './tables';
 
 /** Maps rows of one kind to staged cells, in the order of `columns`. */
 export interface RowMapper {

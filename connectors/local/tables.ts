@@ -1,9 +1,6 @@
 import type { RecordKind } from '../../src/core/records/types';
-import { CONTEXT_COLUMN, KEY_COLUMN, RESERVED_COLUMNS, RESERVED_COLUMNS_BY_KIND, type ReservedColumn } from '../shared/reserved-columns';
+import { CONTEXT_COLUMN, KEY_COLUMN, PROPERTIES_COLUMN, RESERVED_COLUMNS, RESERVED_COLUMNS_BY_KIND, type ReservedColumn } from '../shared/reserved-columns';
 import { quoteIdent } from './sql';
-
-/** Every record's full free-form properties as one JSON value: the column that never loses a value. */
-export const PROPERTIES_COLUMN = '_properties';
 
 /** Columns that are never property columns, whatever the table: a property with one of these names (in any case) stays in `_properties`. */
 export const SYSTEM_COLUMNS: readonly string[] = [...RESERVED_COLUMNS, CONTEXT_COLUMN, PROPERTIES_COLUMN];

@@ -2,6 +2,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { TrackedRecord } from '../../src/core/records/types';
 import { PermanentError } from '../errors';
 import type { RecordOutcome } from '../types';
+import { missingKeyError } from '../shared/batch-records';
 import { coalesceUpserts } from '../shared/coalesce-upserts';
 import { errorMessage, isDataError } from './duckdb-errors';
 import { writeEvents } from './write-events';
@@ -11,10 +12,10 @@ const OK: RecordOutcome = { status: 'ok' };
 
 const failed = (message: string, cause?: unknown): RecordOutcome => ({ status: 'failed', error: new PermanentError(message, { cause }) });
 
-/** Why a record can never be written, or undefined. The database refuses the subtler cases itself. */
-function unwritable(record: TrackedRecord): string | undefined {
-  if (record.kind === 'user' && !record.uid) return 'a user without _uid cannot be stored';
-  if (record.kind === 'session' && !record.sid) return 'a session without _sid cannot be stored';
+/** A user or session without its key can never be written. The database refuses the subtler cases itself. */
+function unwritable(record: TrackedRecord): RecordOutcome | undefined {
+  if (record.kind === 'user' && !record.uid) return { status: 'failed', error: missingKeyError('user') };
+  if (record.kind === 'session' && !record.sid) return { status: 'failed', error: missingKeyError('session') };
   return undefined;
 }
 
@@ -42,10 +43,7 @@ async function applyAll(conn: DuckDBConnection, records: readonly TrackedRecord[
  * succeed. Any other error is thrown: it concerns the whole batch.
  */
 export async function writeBatch(conn: DuckDBConnection, records: readonly TrackedRecord[], maxColumns: number): Promise<RecordOutcome[]> {
-  const outcomes: RecordOutcome[] = records.map((r) => {
-    const reason = unwritable(r);
-    return reason ? failed(reason) : OK;
-  });
+  const outcomes: RecordOutcome[] = records.map((r) => unwritable(r) ?? OK);
   const writable = records.filter((_, i) => outcomes[i] === OK);
   try {
     await applyAll(conn, writable, maxColumns);

@@ -1,5 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { TrackedRecord } from '../../src/core/records/types';
+import { uniqueById } from '../shared/batch-records';
 import { reservedValues } from '../shared/reserved-columns';
 import { planColumns, touchedColumns } from './column-plan';
 import { createRowMapper } from './rows';
@@ -14,8 +15,7 @@ import { TABLE } from './tables';
  */
 export async function writeEvents(conn: DuckDBConnection, records: readonly TrackedRecord[], maxColumns: number): Promise<void> {
   // A record repeated inside one batch would conflict with itself within the statement.
-  const seen = new Set<string>();
-  const events = records.filter((r) => !seen.has(r.id) && seen.add(r.id));
+  const events = uniqueById(records);
   const properties = events.map((r) => r.properties);
 
   const plan = planColumns(await readColumns(conn, TABLE.event), properties, maxColumns);

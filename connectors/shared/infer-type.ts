@@ -1,4 +1,4 @@
-import type { JsonValue } from '../../src/core/records/types';
+import type { JsonValue, Properties } from '../../src/core/records/types';
 
 /**
  * The column types every connector maps property values to.
@@ -49,4 +49,23 @@ export function widen(a: ColumnType, b: ColumnType): ColumnType | undefined {
 /** Whether a value of type `value` can be written to a column of type `column` as it is. */
 export function fits(column: ColumnType, value: ColumnType): boolean {
   return widen(column, value) === column;
+}
+
+/**
+ * A property's value as a column of type `column` takes it: numbers, booleans and strings as they
+ * are, objects and arrays as JSON text. `undefined` when the column is of a type Tributary does not
+ * write, the value is absent or `null`, or it does not fit (a string in an integer column, a
+ * fraction in an integer column, an object in a string column…); such a value is not lost, it stays
+ * in `_properties`.
+ */
+export function columnValue(column: ColumnType | undefined, value: JsonValue | undefined): number | boolean | string | undefined {
+  if (column === undefined || value === undefined || value === null) return undefined;
+  const type = inferType(value);
+  if (type === undefined || !fits(column, type)) return undefined;
+  return type === 'json' ? JSON.stringify(value) : (value as number | boolean | string);
+}
+
+/** A property's own value, never one inherited from `Object.prototype` (`constructor`, `toString`…). */
+export function ownValue(props: Properties, name: string): JsonValue | undefined {
+  return Object.hasOwn(props, name) ? props[name] : undefined;
 }

@@ -9,6 +9,12 @@ export type ReservedColumn = (typeof RESERVED_COLUMNS)[number];
 export const CONTEXT_COLUMN = '_context';
 
 /**
+ * Every record's properties as one JSON value (for users and sessions, the merged state): the
+ * column that never loses a value, in the destinations that have a JSON type.
+ */
+export const PROPERTIES_COLUMN = '_properties';
+
+/**
  * The reserved columns each resource has, in order. Users and sessions are one row per key that
  * updates overwrite, so their `_id` and `_received_at` are those of the latest update; they have
  * no `_event` / `_event_at`.

@@ -4,8 +4,10 @@ import { PassThroughClient } from 'google-auth-library';
 import { bigqueryConnector, type BigQuerySettings } from '../../../connectors/bigquery';
 import type { DestinationWriter, RecordOutcome } from '../../../connectors/types';
 import { createLogger } from '../../../src/core/logger';
-import type { JsonValue, Properties, RequestContext, TrackedRecord } from '../../../src/core/records/types';
+import type { TrackedRecord } from '../../../src/core/records/types';
 import { startBigQueryFake, type BigQueryFake, type BigQueryFakeOptions } from '../../fakes/bigquery';
+
+export { event, json, props, session, user } from '../../helpers/record-builders';
 
 export const PROJECT = 'tributary-test';
 
@@ -97,25 +99,7 @@ export function useFakeDataset(options?: BigQueryFakeOptions): DatasetHandle {
   return handle;
 }
 
-export const props = (o: Record<string, JsonValue>): Properties => Object.assign(Object.create(null) as Properties, o);
-
-let seq = 0;
-const nextId = () => `0190a000-0000-7000-8000-${(++seq).toString(16).padStart(12, '0')}`;
-const at = () => new Date(Date.UTC(2026, 0, 1) + seq * 1000).toISOString();
-
-export const user = (uid: string, p: Record<string, JsonValue>, context?: RequestContext): TrackedRecord => ({ kind: 'user', id: nextId(), receivedAt: at(), uid, properties: props(p), ...(context ? { context } : {}) });
-
-export const session = (sid: string, p: Record<string, JsonValue>, uid?: string): TrackedRecord => ({ kind: 'session', id: nextId(), receivedAt: at(), sid, ...(uid === undefined ? {} : { uid }), properties: props(p) });
-
-export const event = (name: string, p: Record<string, JsonValue>, extra: Partial<TrackedRecord> = {}): TrackedRecord => {
-  const time = at();
-  return { kind: 'event', id: nextId(), receivedAt: time, eventAt: time, event: name, properties: props(p), ...extra };
-};
-
 export const statuses = (outcomes: readonly RecordOutcome[]): string[] => outcomes.map((o) => o.status);
-
-/** JSON columns come back as their text. */
-export const json = (value: unknown): unknown => (typeof value === 'string' ? JSON.parse(value) : value);
 
 /** Retries a write the way the delivery loop does (same batch, then only `retry` records), up to `attempts`. */
 export async function writeUntilSettled(fx: Fixture, records: TrackedRecord[], attempts = 20): Promise<Map<string, RecordOutcome>> {

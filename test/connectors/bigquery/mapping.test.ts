@@ -1,5 +1,5 @@
 import { clientOptions } from '../../../connectors/bigquery/client';
-import { cellValue, planColumns, stateFromFields } from '../../../connectors/bigquery/columns';
+import { planColumns, stateFromFields } from '../../../connectors/bigquery/columns';
 import { BigQuerySettingsSchema, resolveSettings } from '../../../connectors/bigquery/config';
 import { mergeSql } from '../../../connectors/bigquery/merge-sql';
 import { structArray } from '../../../connectors/bigquery/query-params';
@@ -77,20 +77,6 @@ describe('column plan', () => {
   it('never gives a property a column named like Tributary’s own', () => {
     const plan = planColumns(empty(), [props({ '-id': 1, ' properties': 2 })], 100);
     expect(plan.add.map((f) => f.name)).toEqual(['p__id', 'p__properties']);
-  });
-});
-
-describe('cell values', () => {
-  it('writes values that fit the column and leaves the others NULL (they stay in _properties)', () => {
-    expect(cellValue('integer', 3)).toBe(3);
-    expect(cellValue('integer', 3.5)).toBeUndefined();
-    expect(cellValue('integer', '3')).toBeUndefined();
-    expect(cellValue('float', 3)).toBe(3);
-    expect(cellValue('string', { a: 1 })).toBeUndefined();
-    expect(cellValue('json', { a: 1 })).toBe('{"a":1}');
-    expect(cellValue('json', 'text')).toBeUndefined();
-    expect(cellValue('boolean', null)).toBeUndefined();
-    expect(cellValue(undefined, 'x')).toBeUndefined();
   });
 });
 

@@ -1,4 +1,5 @@
-import { COLUMN_TYPES, fits, inferType, widen } from '../../../connectors/shared/infer-type';
+import { COLUMN_TYPES, columnValue, fits, inferType, ownValue, widen } from '../../../connectors/shared/infer-type';
+import type { Properties } from '../../../src/core/records/types';
 
 describe('inferType', () => {
   it.each([
@@ -42,5 +43,28 @@ describe('widen', () => {
     expect(fits('float', 'integer')).toBe(true);
     expect(fits('integer', 'float')).toBe(false);
     expect(fits('string', 'integer')).toBe(false);
+  });
+});
+
+describe('columnValue', () => {
+  it('gives values that fit the column, objects as JSON text, and undefined for the others (they stay in _properties)', () => {
+    expect(columnValue('integer', 3)).toBe(3);
+    expect(columnValue('integer', 3.5)).toBeUndefined();
+    expect(columnValue('integer', '3')).toBeUndefined();
+    expect(columnValue('float', 3)).toBe(3);
+    expect(columnValue('string', { a: 1 })).toBeUndefined();
+    expect(columnValue('json', { a: 1 })).toBe('{"a":1}');
+    expect(columnValue('json', 'text')).toBeUndefined();
+    expect(columnValue('boolean', null)).toBeUndefined();
+    expect(columnValue('boolean', undefined)).toBeUndefined();
+    expect(columnValue(undefined, 'x')).toBeUndefined();
+  });
+});
+
+describe('ownValue', () => {
+  it('never reads a value inherited from Object.prototype', () => {
+    const props = Object.assign(Object.create(null) as Properties, { plan: 'pro' });
+    expect(ownValue(props, 'plan')).toBe('pro');
+    expect(ownValue({} as Properties, 'constructor')).toBeUndefined();
   });
 });

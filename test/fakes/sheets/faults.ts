@@ -14,12 +14,14 @@ export type SheetsMethod = (typeof SHEETS_METHODS)[number];
 
 /**
  * A fault for the next matching request:
- * - `status`: answer this 5xx (Google's error body) without applying anything;
+ * - `status`: answer this error (Google's error body) without applying anything: 400
+ *   INVALID_ARGUMENT (the request's values refused), 429 RESOURCE_EXHAUSTED (a per-minute quota
+ *   spent by someone else), or a 5xx;
  * - `hang`: never answer (until the fake closes), to exercise client timeouts;
  * - `lose-response`: apply the request, then destroy the socket, as when a response is lost on
  *   the way back: the client cannot tell whether the write landed.
  */
-export type Fault = { kind: 'status'; status: 500 | 502 | 503 | 504 } | { kind: 'hang' } | { kind: 'lose-response' };
+export type Fault = { kind: 'status'; status: 400 | 429 | 500 | 502 | 503 | 504 } | { kind: 'hang' } | { kind: 'lose-response' };
 
 interface Armed {
   fault: Fault;

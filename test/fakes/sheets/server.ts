@@ -1,12 +1,15 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RenderedValue, ValueRenderOption } from './cells';
-import { GoogleApiError, internalError, invalidArgument, notFound, permissionDenied, serviceDisabled, unauthenticated, unavailable } from './errors';
+import { GoogleApiError, internalError, invalidArgument, notFound, permissionDenied, quotaExceeded, serviceDisabled, unauthenticated, unavailable } from './errors';
 import { FaultPlan, isWrite, type SheetsMethod } from './faults';
 import { GOOGLE_QUOTAS, QuotaMeter, type QuotaLimits } from './quota';
 import { handle, matchRoute, newSpreadsheetId } from './routes';
 import type { Sheet } from './sheet';
 import { GOOGLE_CELL_LIMIT, Spreadsheet } from './spreadsheet';
+
+/** The project number in the fake's quota and service-disabled messages. */
+const PROJECT_NUMBER = '123456789012';
 
 export interface SheetsFakeOptions {
   /** Milliseconds since the epoch; quota windows follow it. Default `Date.now`. */
@@ -50,7 +53,7 @@ export class SheetsFake {
     opts: SheetsFakeOptions,
   ) {
     this.clock = opts.clock ?? Date.now;
-    this.quota = new QuotaMeter({ ...GOOGLE_QUOTAS, ...opts.quotas }, '123456789012');
+    this.quota = new QuotaMeter({ ...GOOGLE_QUOTAS, ...opts.quotas }, PROJECT_NUMBER);
     this.cellLimit = opts.cellLimit ?? GOOGLE_CELL_LIMIT;
     this.requireAuth = opts.requireAuth ?? false;
   }
@@ -121,7 +124,7 @@ export class SheetsFake {
       return;
     }
     if (fault?.kind === 'status') {
-      const err = fault.status === 500 ? internalError() : fault.status === 503 ? unavailable() : new GoogleApiError(fault.status, 'UNAVAILABLE', 'Backend error');
+      const err = injectedError(fault.status, route.method);
       entry.status = err.code;
       return send(res, err.code, err.body());
     }
@@ -145,7 +148,7 @@ export class SheetsFake {
 
   private call(route: NonNullable<ReturnType<typeof matchRoute>>, credential: string, query: URLSearchParams, raw: string): unknown {
     if (this.requireAuth && credential === 'anonymous') throw unauthenticated();
-    if (this.apiDisabled) throw serviceDisabled('123456789012');
+    if (this.apiDisabled) throw serviceDisabled(PROJECT_NUMBER);
     if (this.denied.has(credential)) throw permissionDenied();
     const refused = this.quota.take(credential, isWrite(route.method) ? 'write' : 'read', this.clock());
     if (refused) throw refused;
@@ -156,6 +159,22 @@ export class SheetsFake {
       throw invalidArgument('Invalid JSON payload received.');
     }
     return handle({ route, query, body }, this.spreadsheets, this.cellLimit);
+  }
+}
+
+/** The answer of a `status` fault: the body Google sends with that status. */
+function injectedError(status: number, method: SheetsMethod): GoogleApiError {
+  switch (status) {
+    case 400:
+      return invalidArgument('Invalid values[0][0]: struct_value {}');
+    case 429:
+      return quotaExceeded(isWrite(method) ? 'Write' : 'Read', 'user', PROJECT_NUMBER);
+    case 500:
+      return internalError();
+    case 503:
+      return unavailable();
+    default:
+      return new GoogleApiError(status, 'UNAVAILABLE', 'Backend error');
   }
 }
 
