@@ -17,6 +17,7 @@ import { RateLimiter } from '../ingest/rate-limiter';
 import { TrackerResolver } from '../ingest/resolver';
 import { TrackerService } from '../operator/tracker-service';
 import { TrackerStore } from '../core/trackers/store';
+import { SourceDeliveryLog } from '../core/trackers/source-deliveries';
 
 /** Turns the admin API on. */
 export interface AdminOptions {
@@ -69,6 +70,7 @@ export function createApiRuntime(
     },
   });
   const live = new LiveFeed({ redis, redisUrl, redisPrefix: config.redisPrefix, resolver, logger });
+  const deliveryLog = new SourceDeliveryLog(redis, config.redisPrefix, undefined, throttledErrorLog(logger, 'webhook delivery log'));
   const admin = adminOptions && createAdminDeps(config, redis, store, logger, adminOptions, live);
   const app = createApp({
     config,
@@ -82,6 +84,7 @@ export function createApiRuntime(
     },
     admin,
     live,
+    deliveryLog,
     hostMetrics,
   });
   return {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import type { SourceDelivery, SourceDeliveryLog } from '../core/trackers/source-deliveries';
 import type { TrackerStore } from '../core/trackers/store';
 import { describeIssues, HmacSettingsSchema, SOURCE_TYPES, SourceMappingSchema, WebhookSourceSchema, type SourceType, type Tracker, type WebhookSource } from '../core/trackers/types';
 
@@ -60,6 +61,8 @@ export class SourceService {
   constructor(
     private readonly store: TrackerStore,
     private readonly now: () => Date = () => new Date(),
+    /** The sources' last deliveries; without it, none are read and removing a source leaves its log. */
+    private readonly log?: SourceDeliveryLog,
   ) {}
 
   async list(trackerId: string): Promise<WebhookSource[]> {
@@ -122,11 +125,19 @@ export class SourceService {
     return updated!;
   }
 
+  /** A removed source's log goes with it, so a new source of the same id starts with none. */
   async remove(trackerId: string, sourceId: string): Promise<void> {
     await this.mutate(trackerId, (t) => {
       this.find(t, sourceId);
       return { ...t, sources: t.sources.filter((s) => s.id !== sourceId) };
     });
+    await this.log?.clear(trackerId, sourceId);
+  }
+
+  /** The source's last deliveries with their verdicts, newest first. */
+  async deliveries(trackerId: string, sourceId: string): Promise<SourceDelivery[]> {
+    await this.get(trackerId, sourceId);
+    return this.log ? this.log.list(trackerId, sourceId) : [];
   }
 
   private find(tracker: Tracker, sourceId: string): WebhookSource {
