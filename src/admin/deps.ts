@@ -2,6 +2,7 @@ import type { ConnectorRegistry } from '../../connectors/registry';
 import type { LiveFeed } from '../http/live/live-feed';
 import type { DeliveryAdmin } from '../operator/delivery-admin';
 import type { DestinationService } from '../operator/destination-service';
+import type { SourceService } from '../operator/source-service';
 import type { TrackerService } from '../operator/tracker-service';
 
 /** What the admin API needs: the same services the CLI uses (src/cli/context.ts), and nothing of its own. */
@@ -13,6 +14,8 @@ export interface AdminDeps {
   trackers: TrackerService;
   destinations: DestinationService;
   delivery: DeliveryAdmin;
+  /** Webhook sources, with their last deliveries. */
+  sources: SourceService;
   /** The destination types, whose settings schemas the console draws forms from. */
   connectors: ConnectorRegistry;
   /** The tracker requests the console shows as they arrive. */

@@ -8,6 +8,7 @@ import { registerDestinationRoutes } from './destination-routes';
 import { registerLiveRoutes } from './live-routes';
 import { mapServiceErrors } from './service-errors';
 import { registerSessionRoutes } from './session';
+import { registerSourceRoutes } from './source-routes';
 import { registerTrackerRoutes } from './tracker-routes';
 import { registerWarehouseRoutes } from './warehouse-routes';
 
@@ -29,6 +30,7 @@ export function createAdminRouter(deps: AdminDeps): Router {
   registerSessionRoutes(router, deps.token);
   registerTrackerRoutes(router, deps);
   registerDestinationRoutes(router, deps);
+  registerSourceRoutes(router, deps);
   registerConnectorRoutes(router, deps);
   registerLiveRoutes(router, deps);
   registerWarehouseRoutes(router, deps);

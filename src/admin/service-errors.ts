@@ -2,6 +2,7 @@ import type { Middleware } from 'koa';
 import { ApiError, type ErrorCode } from '../core/errors';
 import { DeliveryAdminError, type DeliveryAdminErrorCode } from '../operator/delivery-admin';
 import { DestinationServiceError, type DestinationServiceErrorCode } from '../operator/destination-service';
+import { SourceServiceError, type SourceServiceErrorCode } from '../operator/source-service';
 import { TrackerServiceError, type TrackerServiceErrorCode } from '../operator/tracker-service';
 
 // Exhaustive maps: a new service error code fails the type check until it is given a status here.
@@ -22,6 +23,13 @@ const DESTINATION: Readonly<Record<DestinationServiceErrorCode, ErrorCode>> = {
   INVALID_SETTINGS: 'ERR_ADMIN_INVALID',
 };
 
+const SOURCE: Readonly<Record<SourceServiceErrorCode, ErrorCode>> = {
+  TRACKER_NOT_FOUND: 'ERR_ADMIN_NOT_FOUND',
+  SOURCE_NOT_FOUND: 'ERR_ADMIN_NOT_FOUND',
+  SOURCE_EXISTS: 'ERR_ADMIN_CONFLICT',
+  INVALID_INPUT: 'ERR_ADMIN_INVALID',
+};
+
 const DELIVERY: Readonly<Record<DeliveryAdminErrorCode, ErrorCode>> = {
   NO_LOCAL_DESTINATION: 'ERR_ADMIN_NOT_FOUND',
   SEVERAL_LOCAL_DESTINATIONS: 'ERR_ADMIN_CONFLICT',
@@ -36,6 +44,7 @@ const DELIVERY: Readonly<Record<DeliveryAdminErrorCode, ErrorCode>> = {
 export function toAdminApiError(err: unknown): unknown {
   if (err instanceof TrackerServiceError) return new ApiError(TRACKER[err.code], err.message, err.field);
   if (err instanceof DestinationServiceError) return new ApiError(DESTINATION[err.code], err.message, err.field);
+  if (err instanceof SourceServiceError) return new ApiError(SOURCE[err.code], err.message, err.field);
   if (err instanceof DeliveryAdminError) return new ApiError(DELIVERY[err.code], err.message);
   return err;
 }

@@ -17,6 +17,8 @@ import { RateLimiter } from '../ingest/rate-limiter';
 import { TrackerResolver } from '../ingest/resolver';
 import { TrackerService } from '../operator/tracker-service';
 import { TrackerStore } from '../core/trackers/store';
+import { SourceDeliveryLog } from '../core/trackers/source-deliveries';
+import { SourceService } from '../operator/source-service';
 
 /** Turns the admin API on. */
 export interface AdminOptions {
@@ -69,7 +71,8 @@ export function createApiRuntime(
     },
   });
   const live = new LiveFeed({ redis, redisUrl, redisPrefix: config.redisPrefix, resolver, logger });
-  const admin = adminOptions && createAdminDeps(config, redis, store, logger, adminOptions, live);
+  const deliveryLog = new SourceDeliveryLog(redis, config.redisPrefix, undefined, throttledErrorLog(logger, 'webhook delivery log'));
+  const admin = adminOptions && createAdminDeps(config, redis, store, logger, adminOptions, live, deliveryLog);
   const app = createApp({
     config,
     logger,
@@ -82,6 +85,7 @@ export function createApiRuntime(
     },
     admin,
     live,
+    deliveryLog,
     hostMetrics,
   });
   return {
@@ -104,7 +108,7 @@ export function createApiRuntime(
 }
 
 /** The services of the CLI (src/cli/context.ts) over this process's Redis connection and store. */
-function createAdminDeps(config: Readonly<Config>, redis: Redis, store: TrackerStore, logger: Logger, options: AdminOptions, live: LiveFeed): AdminDeps {
+function createAdminDeps(config: Readonly<Config>, redis: Redis, store: TrackerStore, logger: Logger, options: AdminOptions, live: LiveFeed, deliveryLog: SourceDeliveryLog): AdminDeps {
   const destinations = new DestinationService(store, options.registry, config.dataDir, logger);
   return {
     token: options.token,
@@ -112,6 +116,7 @@ function createAdminDeps(config: Readonly<Config>, redis: Redis, store: TrackerS
     trackers: new TrackerService(store),
     destinations,
     delivery: new DeliveryAdmin({ destinations, redis, redisPrefix: config.redisPrefix, dataDir: config.dataDir }),
+    sources: new SourceService(store, undefined, deliveryLog),
     connectors: options.registry,
     live,
   };

@@ -14,6 +14,7 @@ import type { Metrics } from '../core/metrics';
 import type { IngestWriter } from '../ingest/ingest-writer';
 import type { RateLimiter } from '../ingest/rate-limiter';
 import type { TrackerResolver } from '../ingest/resolver';
+import type { SourceDeliveryLog } from '../core/trackers/source-deliveries';
 
 export interface AppDeps {
   config: Readonly<Config>;
@@ -29,6 +30,8 @@ export interface AppDeps {
   admin?: AdminDeps;
   /** Shows v3 requests to the console's live view. */
   live?: LiveFeed;
+  /** Keeps the verdicts of each webhook source's last deliveries. */
+  deliveryLog?: SourceDeliveryLog;
 }
 
 /**

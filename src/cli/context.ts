@@ -9,6 +9,7 @@ import { DestinationService } from '../operator/destination-service';
 import { TrackerStore } from '../core/trackers/store';
 import { TrackerService } from '../operator/tracker-service';
 import { SourceService } from '../operator/source-service';
+import { SourceDeliveryLog } from '../core/trackers/source-deliveries';
 import { DeliveryAdmin } from '../operator/delivery-admin';
 
 /** A failure the CLI reports as one line, without a stack. */
@@ -74,7 +75,7 @@ export async function withContext<T>(fn: (ctx: CliContext) => Promise<T>): Promi
   const destinations = new DestinationService(store, createDefaultRegistry(), config.dataDir, logger);
   const admin = new DeliveryAdmin({ destinations, redis, redisPrefix: config.redisPrefix, dataDir: config.dataDir });
   try {
-    return await fn({ config, service: new TrackerService(store), destinations, admin, sources: new SourceService(store) });
+    return await fn({ config, service: new TrackerService(store), destinations, admin, sources: new SourceService(store, undefined, new SourceDeliveryLog(redis, config.redisPrefix)) });
   } finally {
     await redis.quit().catch(() => redis.disconnect());
     await endpoint.stop();

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import type { SourceDelivery, SourceDeliveryLog } from '../core/trackers/source-deliveries';
 import type { TrackerStore } from '../core/trackers/store';
 import { describeIssues, HmacSettingsSchema, SOURCE_TYPES, SourceMappingSchema, WebhookSourceSchema, type SourceType, type Tracker, type WebhookSource } from '../core/trackers/types';
 
@@ -23,9 +24,9 @@ export class SourceServiceError extends Error {
  * issue their own, which must be copied from their dashboards.
  */
 const ISSUED_BY_PROVIDER: Partial<Record<SourceType, string>> = {
-  stripe: 'Stripe issues the signing secret: copy it from Developers → Webhooks → your endpoint (whsec_…) and pass --secret',
-  shopify: 'Shopify signs with your app’s client secret (or the secret shown under Settings → Notifications → Webhooks): pass it as --secret',
-  slack: 'Slack signs with your app’s Signing Secret (Basic Information → App Credentials): pass it as --secret',
+  stripe: 'Stripe issues the signing secret: copy it from Developers → Webhooks → your endpoint (whsec_…) and give it as the secret (--secret)',
+  shopify: 'Shopify signs with your app’s client secret (or the secret shown under Settings → Notifications → Webhooks): give it as the secret (--secret)',
+  slack: 'Slack signs with your app’s Signing Secret (Basic Information → App Credentials): give it as the secret (--secret)',
 };
 
 /** Standard Webhooks secrets are `whsec_` + base64 of 24 to 64 random bytes; the others are any strong text. */
@@ -60,6 +61,8 @@ export class SourceService {
   constructor(
     private readonly store: TrackerStore,
     private readonly now: () => Date = () => new Date(),
+    /** The sources' last deliveries; without it, none are read and removing a source leaves its log. */
+    private readonly log?: SourceDeliveryLog,
   ) {}
 
   async list(trackerId: string): Promise<WebhookSource[]> {
@@ -83,7 +86,7 @@ export class SourceService {
       createdAt: this.now().toISOString(),
     });
     await this.mutate(trackerId, (t) => {
-      if (t.sources.some((s) => s.id === source.id)) throw new SourceServiceError('SOURCE_EXISTS', `Tracker "${t.id}" has a source "${source.id}" already; pass another --id.`, 'id');
+      if (t.sources.some((s) => s.id === source.id)) throw new SourceServiceError('SOURCE_EXISTS', `Tracker "${t.id}" has a source "${source.id}" already; choose another id (--id).`, 'id');
       return { ...t, sources: [...t.sources, source] };
     });
     return source;
@@ -100,7 +103,7 @@ export class SourceService {
     await this.mutate(trackerId, (t) => {
       const current = this.find(t, sourceId);
       const issuer = ISSUED_BY_PROVIDER[current.type];
-      if (!opts.secret && issuer) throw new SourceServiceError('INVALID_INPUT', `${issuer.split(':')[0]}: roll it there first, then pass the new one with --secret`, 'secret');
+      if (!opts.secret && issuer) throw new SourceServiceError('INVALID_INPUT', `${issuer.split(':')[0]}: roll it there first, then give the new one as the secret (--secret)`, 'secret');
       rotated = parse(WebhookSourceSchema, {
         ...current,
         secret: opts.secret ?? generateSecret(current.type),
@@ -122,11 +125,19 @@ export class SourceService {
     return updated!;
   }
 
+  /** A removed source's log goes with it, so a new source of the same id starts with none. */
   async remove(trackerId: string, sourceId: string): Promise<void> {
     await this.mutate(trackerId, (t) => {
       this.find(t, sourceId);
       return { ...t, sources: t.sources.filter((s) => s.id !== sourceId) };
     });
+    await this.log?.clear(trackerId, sourceId);
+  }
+
+  /** The source's last deliveries with their verdicts, newest first. */
+  async deliveries(trackerId: string, sourceId: string): Promise<SourceDelivery[]> {
+    await this.get(trackerId, sourceId);
+    return this.log ? this.log.list(trackerId, sourceId) : [];
   }
 
   private find(tracker: Tracker, sourceId: string): WebhookSource {

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -303,12 +304,50 @@ suite('console in a browser', () => {
     await shot('08-destinations');
   });
 
+  test('adds a GitHub webhook source, copies its URL and secret, and shows a signed and a forged delivery with their verdicts', async () => {
+    await tab('Sources').click();
+    await page.getByRole('heading', { level: 2, name: 'Add a webhook source' }).waitFor();
+    const form = page.getByTestId('add-source-form');
+    await form.getByRole('combobox', { name: 'Sender', exact: true }).selectOption('github');
+    await form.getByRole('button', { name: 'Add source' }).click();
+
+    const sourcePage = page.getByTestId('source-page');
+    await sourcePage.waitFor();
+    await page.getByRole('button', { name: 'Copy the webhook URL of github' }).click();
+    const url = await readClipboard();
+    expect(url).toBe(`${base}/v3/webhooks/${TRACKER_ID}/github`);
+    await page.getByRole('button', { name: 'Copy the signing secret of github' }).click();
+    const secret = await readClipboard();
+    expect(secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    await expect(sourcePage.textContent()).resolves.toMatch(/Settings → Webhooks → Add webhook[\s\S]*Payload URL/);
+    await page.getByText('No delivery yet').waitFor();
+
+    const raw = JSON.stringify({ action: 'opened', issue: { number: 1 }, sender: { login: 'octocat' } });
+    const send = (key: string, delivery: string) =>
+      fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-GitHub-Event': 'issues', 'X-GitHub-Delivery': delivery, 'X-Hub-Signature-256': `sha256=${createHmac('sha256', key).update(raw).digest('hex')}` }, body: raw });
+    expect((await send(secret, 'e2e-delivery-1')).status).toBe(200);
+    expect((await send('a-forged-secret', 'e2e-delivery-2')).status).toBe(401);
+
+    const deliveries = page.getByTestId('source-delivery');
+    const accepted = deliveries.and(page.locator('[data-verdict="accepted"]'));
+    const refused = deliveries.and(page.locator('[data-verdict="refused"]'));
+    await accepted.waitFor({ timeout: 15_000 });
+    await refused.waitFor({ timeout: 15_000 });
+    await expect(accepted.textContent()).resolves.toMatch(/accepted[\s\S]*github\.issues\.opened[\s\S]*e2e-delivery-1/);
+    await expect(refused.textContent()).resolves.toMatch(/401 refused: bad-signature[\s\S]*X-Hub-Signature-256 does not match/);
+    await shot('09-webhook-source');
+
+    await page.getByRole('button', { name: 'Remove source github' }).click();
+    await page.getByRole('button', { name: 'Remove github for good' }).click();
+    await page.getByText('No webhook source yet').waitFor();
+  });
+
   test('fits a narrow window and signs out', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await tab('Integration').click();
     await page.getByRole('button', { name: 'Copy pixel URL for event' }).waitFor();
     await expect(page.evaluate<boolean>('document.documentElement.scrollWidth <= window.innerWidth')).resolves.toBe(true);
-    await shot('09-integration-narrow');
+    await shot('10-integration-narrow');
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('Admin token').waitFor();

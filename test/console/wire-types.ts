@@ -11,7 +11,9 @@ import type { LiveEntry as ServerLiveEntry } from '../../src/http/live/live-entr
 import type { TrackedRecord as ServerTrackedRecord } from '../../src/core/records/types';
 import type { DestinationView as ServerDestinationView } from '../../src/operator/delivery-admin';
 import type { IntegrationView as ServerIntegrationView } from '../../src/operator/integration-view';
+import type { SourceDelivery as ServerSourceDelivery } from '../../src/core/trackers/source-deliveries';
 import type { Tracker as ServerTracker } from '../../src/core/trackers/types';
+import type { SourceView as ServerSourceView } from '../../src/operator/source-view';
 
 type Fits<Server, Mirror> = [Server] extends [Mirror] ? true : false;
 type Check<T extends true> = T;
@@ -25,4 +27,6 @@ export type WireTypesFit = [
   Check<Fits<ServerDeadLetter, Console.DeadLetter>>,
   Check<Fits<ServerLiveEntry, Console.LiveEntry>>,
   Check<Fits<ServerQueryResult, Console.QueryResult>>,
+  Check<Fits<ServerSourceView, Console.SourceView>>,
+  Check<Fits<ServerSourceDelivery, Console.SourceDelivery>>,
 ];

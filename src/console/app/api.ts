@@ -1,4 +1,4 @@
-import type { ConnectorInfo, DeadLetter, Destination, DestinationView, IntegrationView, QueryResult, RateLimit, TestResult, Tracker } from './types.js';
+import type { ConnectorInfo, DeadLetter, Destination, DestinationView, HmacSettings, IntegrationView, QueryResult, RateLimit, SourceDelivery, SourceMapping, SourceType, SourceView, TestResult, Tracker } from './types.js';
 
 /** An answer other than 2xx, with the server's error code, message and offending field. */
 export class ApiError extends Error {
@@ -69,6 +69,7 @@ async function call<T>(method: string, path: string, body?: unknown, { quiet401 
 const seg = encodeURIComponent;
 const tracker = (id: string) => `/trackers/${seg(id)}`;
 const destination = (id: string, dest: string) => `${tracker(id)}/destinations/${seg(dest)}`;
+const source = (id: string, src: string) => `${tracker(id)}/sources/${seg(src)}`;
 
 export interface TrackerInput {
   name?: string;
@@ -117,6 +118,15 @@ export const api = {
     deadLetters: (id: string, dest: string, limit = 100) => call<{ total: number; entries: DeadLetter[] }>('GET', `${destination(id, dest)}/dead-letters?limit=${limit}`),
     replay: (id: string, dest: string, ids?: string[]) => call<{ replayed: number; destinationEnabled: boolean }>('POST', `${destination(id, dest)}/dead-letters/replay`, ids ? { ids } : {}),
     discard: (id: string, dest: string, ids?: string[]) => call<{ discarded: number }>('POST', `${destination(id, dest)}/dead-letters/discard`, ids ? { ids } : {}),
+  },
+  sources: {
+    list: async (id: string) => (await call<{ sources: SourceView[] }>('GET', `${tracker(id)}/sources`)).sources,
+    get: (id: string, src: string) => call<SourceView>('GET', source(id, src)),
+    add: (id: string, input: { type: SourceType; id?: string; secret?: string; hmac?: Partial<HmacSettings>; mapping?: SourceMapping }) => call<SourceView>('POST', `${tracker(id)}/sources`, input),
+    setMapping: (id: string, src: string, mapping: SourceMapping) => call<SourceView>('PATCH', source(id, src), { mapping }),
+    rotateSecret: (id: string, src: string, input: { secret?: string; graceHours?: number }) => call<SourceView>('POST', `${source(id, src)}/rotate-secret`, input),
+    remove: (id: string, src: string) => call<{ removed: string }>('DELETE', source(id, src)),
+    deliveries: async (id: string, src: string) => (await call<{ deliveries: SourceDelivery[] }>('GET', `${source(id, src)}/deliveries`)).deliveries,
   },
   /** The URL of a tracker's live feed, for an EventSource (which sends the cookie). */
   liveUrl: (id: string) => `${BASE}${tracker(id)}/live`,

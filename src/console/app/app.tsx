@@ -61,7 +61,7 @@ export function App() {
         </button>
       </header>
       <main id="main" tabIndex={-1}>
-        {route.page === 'trackers' ? <TrackersPage /> : <TrackerPage trackerId={route.trackerId} tab={route.tab} />}
+        {route.page === 'trackers' ? <TrackersPage /> : <TrackerPage trackerId={route.trackerId} tab={route.tab} sourceId={route.sourceId} />}
       </main>
     </>
   );

@@ -9,18 +9,21 @@ import { LiveTab } from './live-tab.js';
 import { usePageTitle } from './page-title.js';
 import { href, TABS, type Tab } from './router.js';
 import { SettingsTab } from './settings-tab.js';
+import { SourcePage } from './source-page.js';
+import { SourcesTab } from './sources-tab.js';
 import { WarehouseTab } from './warehouse-tab.js';
 
 const TAB_LABELS: Record<Tab, string> = {
   settings: 'Settings',
   integration: 'Integration',
   destinations: 'Destinations',
+  sources: 'Sources',
   health: 'Health',
   live: 'Live',
   warehouse: 'Warehouse',
 };
 
-export function TrackerPage({ trackerId, tab }: { trackerId: string; tab: Tab }) {
+export function TrackerPage({ trackerId, tab, sourceId }: { trackerId: string; tab: Tab; sourceId?: string | undefined }) {
   const tracker = useLoad(() => api.trackers.get(trackerId), trackerId);
   // Another tab may have changed the tracker (a destination added, a token rotated): read it again on each switch.
   const shownTab = useRef(tab);
@@ -30,7 +33,7 @@ export function TrackerPage({ trackerId, tab }: { trackerId: string; tab: Tab })
     void tracker.reload();
   }, [tab]);
   const name = tracker.data?.name ?? trackerId;
-  usePageTitle(`${TAB_LABELS[tab]} · ${name}`, `tracker:${trackerId}`);
+  usePageTitle(`${sourceId ? `${sourceId} · ` : ''}${TAB_LABELS[tab]} · ${name}`, `tracker:${trackerId}`);
 
   return (
     <div class="page">
@@ -55,6 +58,7 @@ export function TrackerPage({ trackerId, tab }: { trackerId: string; tab: Tab })
           {tab === 'settings' && <SettingsTab tracker={tracker.data} onChange={tracker.setData} />}
           {tab === 'integration' && <IntegrationTab tracker={tracker.data} />}
           {tab === 'destinations' && <DestinationsTab trackerId={trackerId} />}
+          {tab === 'sources' && (sourceId ? <SourcePage key={sourceId} trackerId={trackerId} sourceId={sourceId} /> : <SourcesTab trackerId={trackerId} />)}
           {tab === 'health' && <HealthTab trackerId={trackerId} />}
           {tab === 'live' && <LiveTab trackerId={trackerId} />}
           {tab === 'warehouse' && <WarehouseTab tracker={tracker.data} />}

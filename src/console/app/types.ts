@@ -157,3 +157,51 @@ export interface QueryResult {
   /** The query produced more rows than the answer carries (1 000). */
   truncated: boolean;
 }
+
+export type SourceType = 'github' | 'stripe' | 'shopify' | 'slack' | 'standard-webhooks' | 'hmac';
+export const SOURCE_TYPES: readonly SourceType[] = ['github', 'stripe', 'shopify', 'slack', 'standard-webhooks', 'hmac'];
+
+/** The reserved fields a webhook source can map. */
+export type MappedField = '_event' | '_id' | '_uid' | '_sid' | '_event_at';
+export const MAPPED_FIELDS: readonly MappedField[] = ['_event', '_id', '_uid', '_sid', '_event_at'];
+
+/** A header or a JSON pointer into the body, after a literal prefix (the whole value when neither is given). */
+export interface MappingRule {
+  header?: string;
+  pointer?: string;
+  prefix: string;
+}
+
+export type SourceMapping = Partial<Record<MappedField, MappingRule>>;
+
+export interface HmacSettings {
+  header: string;
+  algorithm: 'sha1' | 'sha256' | 'sha512';
+  encoding: 'hex' | 'base64';
+  signaturePrefix: string;
+  timestampHeader?: string;
+  toleranceSeconds: number;
+}
+
+/** A webhook source as the admin API shows it: its URL and secret; the previous secret never. */
+export interface SourceView {
+  id: string;
+  type: SourceType;
+  secret: string;
+  /** Until then, deliveries signed with the secret before the last rotation are accepted too. */
+  previousSecretUntil?: string;
+  hmac?: HmacSettings;
+  mapping: SourceMapping;
+  createdAt: string;
+  url: string;
+}
+
+export interface SourceDelivery {
+  at: string;
+  verdict: 'accepted' | 'duplicate' | 'challenge' | 'refused';
+  status: number;
+  reason?: string;
+  message?: string;
+  event?: string;
+  id?: string;
+}

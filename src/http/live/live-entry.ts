@@ -38,6 +38,8 @@ const KIND_IN_PATH = /^\/v3\/(user|session|event)(?:\/|$)/;
 const FIXED_IN_PATH = /\/tracker\.(gif|js)\/?$/;
 
 function kindOf(path: string): RecordKind | null {
+  // A webhook delivery is stored as one event.
+  if (path.startsWith('/v3/webhooks/')) return 'event';
   const kind = KIND_IN_PATH.exec(path)?.[1];
   return kind !== undefined && (RECORD_KINDS as readonly string[]).includes(kind) ? (kind as RecordKind) : null;
 }

@@ -7,9 +7,25 @@ import { readBodyBytes, parseBodyText } from '../read-body';
 import { dedupMember } from '../dedup';
 import { CLIENT_KEY_PATTERN, wellFormed } from '../../core/records/normalize';
 import { nullProtoObject, type JsonValue, type Properties, type TrackedRecord } from '../../core/records/types';
+import type { SourceDelivery, SourceDeliveryLog } from '../../core/trackers/source-deliveries';
 import type { Tracker, WebhookSource } from '../../core/trackers/types';
 import { deliveryKey, eventTime, mapDelivery, type Delivery } from './presets';
-import { verifyDelivery, type Headers } from './verify';
+import { verifyDelivery, type Headers, type SignatureFailure } from './verify';
+
+export interface WebhookDeps extends IngestDeps {
+  /** Where each delivery's verdict is kept for the console; none: not kept. */
+  deliveryLog?: SourceDeliveryLog;
+}
+
+/** A refused signature, carrying its reason for the source's delivery log. */
+class WebhookSignatureError extends ApiError {
+  constructor(
+    readonly reason: SignatureFailure,
+    message: string,
+  ) {
+    super('ERR_WEBHOOK_SIGNATURE', `${reason}: ${message}.`);
+  }
+}
 
 /** The path a source's sender posts to; the URL names the source, its signature proves the sender. */
 export const WEBHOOK_PATH = '/v3/webhooks/:tracker/:source';
@@ -64,53 +80,76 @@ async function findSource(deps: IngestDeps, trackerId: string, sourceId: string)
   return { tracker, source };
 }
 
+/** What the sender was answered when the delivery was refused after its source was found. */
+function refusal(err: unknown): SourceDelivery {
+  const at = new Date().toISOString();
+  if (err instanceof WebhookSignatureError) return { at, verdict: 'refused', status: err.status, reason: err.reason, message: err.message };
+  if (err instanceof ApiError) return { at, verdict: 'refused', status: err.status, reason: err.code, message: err.message };
+  return { at, verdict: 'refused', status: 500, reason: 'ERR_INTERNAL' };
+}
+
 /**
- * `POST /v3/webhooks/<tracker>/<source>`: verify the signature on the raw bytes, answer a
- * handshake, map the delivery to one event by the source's preset and mapping, and store it,
- * deduplicated on the sender's delivery id. Answers 200, which every sender takes as delivered.
+ * Verify the signature on the raw bytes, answer a handshake, map the delivery to one event by the
+ * source's preset and mapping, and store it, deduplicated on the sender's delivery id.
  */
-export function createWebhookRouter(deps: IngestDeps): Router {
+async function receive(deps: IngestDeps, ctx: Context, tracker: Tracker, source: WebhookSource): Promise<SourceDelivery> {
+  const { raw, isForm } = await readBodyBytes(ctx, deps.config.limits);
+  const headers = headersOf(ctx);
+  const verdict = await verifyDelivery(source, headers, raw, Date.now());
+  if (!verdict.ok) throw new WebhookSignatureError(verdict.reason, verdict.message);
+
+  // A signed delivery is never refused for its text: a lone surrogate becomes U+FFFD.
+  const delivery: Delivery = { headers, body: wellFormed(bodyOf(raw, isForm)) };
+  const mapped = mapDelivery(source, delivery);
+  if (mapped.kind === 'challenge') {
+    ctx.status = 200;
+    ctx.body = { challenge: mapped.challenge };
+    return { at: new Date().toISOString(), verdict: 'challenge', status: 200 };
+  }
+  const { limits } = deps.config;
+  const receivedAt = new Date().toISOString();
+  const { fields } = mapped;
+  const record: TrackedRecord = {
+    kind: 'event',
+    id: fields.id ? deliveryKey(fields.id, (k) => CLIENT_KEY_PATTERN.test(k)) : uuidv7(),
+    receivedAt,
+    event: fields.event.slice(0, limits.idLength),
+    eventAt: eventTime(fields.eventAt) ?? receivedAt,
+    properties: propertiesOf(delivery.body),
+  };
+  if (fields.uid) record.uid = fields.uid.slice(0, limits.idLength);
+  if (fields.sid) record.sid = fields.sid.slice(0, limits.idLength);
+  const keyed = fields.id !== undefined && tracker.dedupWindowHours > 0;
+  const wait = deps.rateLimiter.take(tracker.id, tracker.rateLimit, 1);
+  if (wait > 0) throw new ApiError('ERR_RATE_LIMITED', undefined, undefined, { 'Retry-After': String(wait) });
+  const seen = await deps.writer.write(tracker.id, [record], keyed ? { windowHours: tracker.dedupWindowHours, members: [dedupMember('event', record.id)] } : undefined);
+  const duplicate = seen?.[0] === true;
+  if (duplicate) deps.metrics.recordsDuplicate.inc({ tracker: tracker.id, kind: 'event' });
+  else deps.metrics.recordsAccepted.inc({ kind: 'event' });
+  ctx.state.liveRecords = duplicate ? [] : [record];
+  ctx.state.liveDuplicates = duplicate ? 1 : 0;
+  ctx.status = 200;
+  ctx.body = duplicate ? { accepted: 0, duplicate: true, id: record.id, event: record.event } : { accepted: 1, id: record.id, event: record.event };
+  return { at: new Date().toISOString(), verdict: duplicate ? 'duplicate' : 'accepted', status: 200, event: record.event, id: record.id };
+}
+
+/**
+ * `POST /v3/webhooks/<tracker>/<source>`: answers 200, which every sender takes as delivered, or
+ * refuses with the reason. Each delivery's verdict goes to the source's log, without being waited for.
+ */
+export function createWebhookRouter(deps: WebhookDeps): Router {
   const router = new Router();
   router.post(WEBHOOK_PATH, async (ctx) => {
     const { tracker, source } = await findSource(deps, ctx.params.tracker!, ctx.params.source!);
     ctx.state.trackerId = tracker.id;
-    const { raw, isForm } = await readBodyBytes(ctx, deps.config.limits);
-    const headers = headersOf(ctx);
-    const verdict = await verifyDelivery(source, headers, raw, Date.now());
-    if (!verdict.ok) throw new ApiError('ERR_WEBHOOK_SIGNATURE', `${verdict.reason}: ${verdict.message}.`);
-
-    // A signed delivery is never refused for its text: a lone surrogate becomes U+FFFD.
-    const delivery: Delivery = { headers, body: wellFormed(bodyOf(raw, isForm)) };
-    const mapped = mapDelivery(source, delivery);
-    if (mapped.kind === 'challenge') {
-      ctx.status = 200;
-      ctx.body = { challenge: mapped.challenge };
-      return;
+    let outcome: SourceDelivery;
+    try {
+      outcome = await receive(deps, ctx, tracker, source);
+    } catch (err) {
+      deps.deliveryLog?.record(tracker.id, source.id, refusal(err));
+      throw err;
     }
-    const { limits } = deps.config;
-    const receivedAt = new Date().toISOString();
-    const { fields } = mapped;
-    const record: TrackedRecord = {
-      kind: 'event',
-      id: fields.id ? deliveryKey(fields.id, (k) => CLIENT_KEY_PATTERN.test(k)) : uuidv7(),
-      receivedAt,
-      event: fields.event.slice(0, limits.idLength),
-      eventAt: eventTime(fields.eventAt) ?? receivedAt,
-      properties: propertiesOf(delivery.body),
-    };
-    if (fields.uid) record.uid = fields.uid.slice(0, limits.idLength);
-    if (fields.sid) record.sid = fields.sid.slice(0, limits.idLength);
-    const keyed = fields.id !== undefined && tracker.dedupWindowHours > 0;
-    const wait = deps.rateLimiter.take(tracker.id, tracker.rateLimit, 1);
-    if (wait > 0) throw new ApiError('ERR_RATE_LIMITED', undefined, undefined, { 'Retry-After': String(wait) });
-    const seen = await deps.writer.write(tracker.id, [record], keyed ? { windowHours: tracker.dedupWindowHours, members: [dedupMember('event', record.id)] } : undefined);
-    const duplicate = seen?.[0] === true;
-    if (duplicate) deps.metrics.recordsDuplicate.inc({ tracker: tracker.id, kind: 'event' });
-    else deps.metrics.recordsAccepted.inc({ kind: 'event' });
-    ctx.state.liveRecords = duplicate ? [] : [record];
-    ctx.state.liveDuplicates = duplicate ? 1 : 0;
-    ctx.status = 200;
-    ctx.body = duplicate ? { accepted: 0, duplicate: true, id: record.id, event: record.event } : { accepted: 1, id: record.id, event: record.event };
+    deps.deliveryLog?.record(tracker.id, source.id, outcome);
   });
   return router;
 }

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -7,6 +8,7 @@ import type { LiveEntry } from '../../../src/http/live/live-entry';
 import { createLogger } from '../../../src/core/logger';
 import { createMetrics } from '../../../src/core/metrics';
 import { createApiRuntime, type ApiRuntime } from '../../../src/boot/api-runtime';
+import { SourceService } from '../../../src/operator/source-service';
 import { startAdminApi, type AdminTestApi } from '../../helpers/admin-api';
 import { TEST_REDIS_URL } from '../../helpers/redis';
 import { openSse, type SseConnection } from '../../helpers/sse';
@@ -183,6 +185,27 @@ describe('entries', () => {
     expect(entry.kind).toBe('event');
     expect(entry.response).toMatchObject({ status: 400, errorCode: 'ERR_MALFORMED_JSON' });
     expect(entry.records).toEqual([]);
+  });
+
+  test('webhook deliveries: a refused one with its 401 and named reason, an accepted one with its event', async () => {
+    const secret = 'live-view-github-secret';
+    await new SourceService(api.runtime.store).add(api.tracker.id, { type: 'github', id: 'gh-live', secret });
+    const conn = await watch(api.tracker.id);
+    const raw = JSON.stringify({ zen: 'Design for failure.' });
+    const headers = { 'Content-Type': 'application/json', 'X-GitHub-Event': 'ping', 'X-GitHub-Delivery': 'live-delivery-1' };
+    const forged = await api.http.post(`/v3/webhooks/${api.tracker.id}/gh-live`).set({ ...headers, 'X-Hub-Signature-256': `sha256=${createHmac('sha256', 'not-the-secret').update(raw).digest('hex')}` }).send(raw);
+    expect(forged.status).toBe(401);
+    const refused = await nextEntry(conn);
+    expect(refused.entry).toMatchObject({ kind: 'event', request: { method: 'POST', path: `/v3/webhooks/${api.tracker.id}/gh-live` }, records: [] });
+    expect(refused.entry.response).toMatchObject({ status: 401, errorCode: 'ERR_WEBHOOK_SIGNATURE', body: { error: { code: 'ERR_WEBHOOK_SIGNATURE', message: expect.stringMatching(/^bad-signature: /) } } });
+
+    const signed = await api.http.post(`/v3/webhooks/${api.tracker.id}/gh-live`).set({ ...headers, 'X-Hub-Signature-256': `sha256=${createHmac('sha256', secret).update(raw).digest('hex')}` }).send(raw);
+    expect(signed.status).toBe(200);
+    const accepted = await nextEntry(conn);
+    expect(accepted.entry.response).toMatchObject({ status: 200, errorCode: null, body: { accepted: 1, event: 'github.ping' } });
+    expect(accepted.entry.records).toEqual([expect.objectContaining({ kind: 'event', id: 'live-delivery-1', event: 'github.ping' })]);
+    // What the console shows never holds the secret nor the signature.
+    expect(refused.text + accepted.text).not.toMatch(new RegExp(`${secret}|sha256=`));
   });
 
   test("another tracker's requests, and requests with an unknown token, never show", async () => {

@@ -1,6 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import examples from '@octokit/webhooks-examples';
 import { Webhook } from 'standardwebhooks';
+import { SourceDeliveryLog } from '../../../src/core/trackers/source-deliveries';
 import { SourceService } from '../../../src/operator/source-service';
 import { startTestApi, type TestApi } from '../../helpers/api';
 
@@ -137,4 +138,23 @@ test('a generic HMAC source maps its fields by header and JSON pointer', async (
   const stored = (await api.queuedRecords()).find((r) => r.id === res.body.id)!;
   expect(stored.uid).toBe('77');
   expect(stored.properties).toEqual(JSON.parse(raw));
+});
+
+test('each delivery leaves its verdict in the source’s log: accepted with its event and id, refused with the reason', async () => {
+  await sources.add(api.tracker.id, { type: 'hmac', id: 'logged', secret: 'logged-secret', hmac: { header: 'X-Sig', timestampHeader: 'X-Ts' }, mapping: { _event: { header: 'X-Kind' }, _id: { pointer: '/id' } } });
+  // The tracker is cached without this source since the tests above (TOKEN_CACHE_TTL_MS).
+  api.runtime.resolver.clear();
+  const raw = JSON.stringify({ id: 'evt-1' });
+  const now = Math.floor(Date.now() / 1000);
+  expect((await post('logged', raw, { 'X-Kind': 'paid', 'X-Ts': String(now), 'X-Sig': hmac('logged-secret', `${now}.${raw}`) })).status).toBe(200);
+  const old = now - 3600;
+  expect((await post('logged', raw, { 'X-Ts': String(old), 'X-Sig': hmac('logged-secret', `${old}.${raw}`) })).status).toBe(401);
+  expect((await post('logged', raw, { 'X-Ts': String(now) })).status).toBe(401);
+  // Written on the API's connection before each answer, so this read on the same connection sees all three.
+  const log = await new SourceDeliveryLog(api.runtime.redis, api.prefix).list(api.tracker.id, 'logged');
+  expect(log.map(({ verdict, status, reason, event, id }) => ({ verdict, status, reason, event, id }))).toEqual([
+    { verdict: 'refused', status: 401, reason: 'missing-header', event: undefined, id: undefined },
+    { verdict: 'refused', status: 401, reason: 'timestamp-outside-tolerance', event: undefined, id: undefined },
+    { verdict: 'accepted', status: 200, reason: undefined, event: 'paid', id: 'evt-1' },
+  ]);
 });
