@@ -2,7 +2,7 @@ import type { TrackedRecord } from '../../src/core/records/types';
 import { ConnectorError, RetryableError } from '../errors';
 import { missingKeyError } from '../shared/batch-records';
 import { guardWrite, writeStopped } from '../shared/write-guard';
-import type { DestinationContext, DestinationDetails, DestinationWriter, RecordOutcome, TestReport } from '../types';
+import type { DestinationContext, DestinationDetails, DestinationWriter, RecordOutcome, TestReport, WriteOptions } from '../types';
 import { rowsOf, tableRange } from './a1';
 import { resolveAuth } from './auth';
 import { budgetsFor, type Budgets } from './budget';
@@ -51,10 +51,13 @@ export class SheetsWriter implements DestinationWriter {
     this.client = new SheetsClient({ auth: auth.client, endpoint: ctx.settings.endpoint, timeoutMs: this.settings.requestTimeoutMs, budgets: this.budgets, now: deps.now, sleep: deps.sleep });
   }
 
-  async write(records: readonly TrackedRecord[], signal: AbortSignal): Promise<RecordOutcome[]> {
+  async write(records: readonly TrackedRecord[], signal: AbortSignal, options?: WriteOptions): Promise<RecordOutcome[]> {
     this.guard(signal);
     if (records.length === 0) return [];
     const part = partition(records, this.settings);
+    // Some events may be in the sheet from an attempt whose success this writer saw (moving the
+    // delivery cursor failed after it): look at the tabs' ends again, as a writer that just opened does.
+    if (options?.resend) for (const title of part.events.keys()) this.state(title, 'event').endRow = undefined;
     const targets: Target[] = [...part.events].map(([title, list]): Target => ({ kind: 'event', title, records: list }));
     if (part.users.length > 0) targets.push({ kind: 'user', title: this.settings.tabs.users, changes: part.users });
     if (part.sessions.length > 0) targets.push({ kind: 'session', title: this.settings.tabs.sessions, changes: part.sessions });

@@ -77,6 +77,15 @@ export function describeConnectorContract(name: string, harness: ContractHarness
         expect(await keys(d, 'event')).toEqual(idsOf([first, ...batch, more]));
       });
 
+      it('a batch that succeeded, re-sent to the same writer with resend, is stored once', async () => {
+        // The delivery loop re-sends a written batch when moving its cursor failed afterwards.
+        const batch = [event('view', { n: 1 }), event('click', { n: 2 })];
+        expect(statuses(await write(d, batch))).toEqual(ok(2));
+        const more = event('view', { n: 3 });
+        expect(statuses(await write(d, [...batch, more], { resend: true }))).toEqual(ok(3));
+        expect(await keys(d, 'event')).toEqual(idsOf([...batch, more]));
+      });
+
       it('a batch re-sent by a new writer, as after a restart, is stored once', async () => {
         await write(d, [event('view', { n: 0 })]);
         const batch = [event('view', { n: 1 }), event('view', { n: 2 })];
