@@ -8,7 +8,8 @@ import { sleep } from '../src/core/sleep';
 import { backoffDelay, type BackoffPolicy } from './backoff';
 import { DeadLetterStore } from './dead-letters';
 import { DestinationStatusStore } from './destination-status';
-import { streamIdTime, type DeliveryKeys } from './keys';
+import { compareStreamIds, nextStreamId, streamIdTime, type DeliveryKeys } from './keys';
+import type { Spool } from './spool';
 import type { LeaderLock } from './leader-lock';
 
 /**
@@ -72,16 +73,6 @@ async function settlesWithin(p: Promise<unknown>, ms: number, signal?: AbortSign
   return Promise.race([settled, sleep(ms, signal).then(() => false, () => false)]);
 }
 
-/** Orders two stream ids (`<ms>-<seq>`). */
-function compareStreamIds(a: string, b: string): number {
-  const [am, as] = a.split('-');
-  const [bm, bs] = b.split('-');
-  const ms = BigInt(am!) - BigInt(bm!);
-  if (ms !== 0n) return ms < 0n ? -1 : 1;
-  const seq = BigInt(as ?? '0') - BigInt(bs ?? '0');
-  return seq === 0n ? 0 : seq < 0n ? -1 : 1;
-}
-
 interface Entry {
   id: string;
   record: TrackedRecord;
@@ -92,12 +83,6 @@ function toConnectorError(err: unknown): ConnectorError {
   if (err instanceof ConnectorError) return err;
   // An unexpected exception is most likely a bug or a transient fault: retry rather than lose data.
   return new RetryableError(`unexpected error: ${(err as Error)?.message ?? String(err)}`, { cause: err });
-}
-
-/** The stream id right after `id`, for XTRIM MINID (which keeps ids ≥ its threshold). */
-function nextStreamId(id: string): string {
-  const [ms, seq] = id.split('-');
-  return `${ms}-${BigInt(seq ?? '0') + 1n}`;
 }
 
 /**
@@ -127,6 +112,8 @@ export class DeliveryLoop {
     private readonly lock: LeaderLock,
     private readonly opts: DeliveryLoopOptions,
     private readonly logger: Logger,
+    /** Where the oldest undelivered records may be, on disk: read before the stream. */
+    private readonly spool?: Spool,
   ) {
     this.deadLetters = new DeadLetterStore(redis, keys);
     this.status = new DestinationStatusStore(redis, keys);
@@ -158,6 +145,7 @@ export class DeliveryLoop {
           return;
         }
         cursor = last;
+        if (this.spool) await this.afterSpoolBatch(cursor);
         if (this.writer.details) await this.status.setDetails(this.writer.details());
       } catch (err) {
         if (err instanceof WedgedWriterError) {
@@ -173,9 +161,21 @@ export class DeliveryLoop {
     }
   }
 
-  /** Waits until `maxRecords` are queued after the cursor or the oldest has waited `maxAgeMs`. */
+  /** Deletes the spool segments now delivered; their loss would only mean reading them again. */
+  private async afterSpoolBatch(cursor: string): Promise<void> {
+    await this.spool!.dropThrough(cursor).catch((err: unknown) => this.logger.warn({ err: (err as Error).message }, 'could not delete delivered spool segments'));
+    await this.status.setSpool(this.spool!.backlog(cursor));
+  }
+
+  /**
+   * Records on disk past the cursor come first: they are older than any in the stream. Otherwise
+   * waits until `maxRecords` are queued after the cursor or the oldest has waited `maxAgeMs`.
+   */
   private async nextBatch(cursor: string, signal: AbortSignal): Promise<Entry[]> {
     const { maxRecords, maxAgeMs } = this.opts.batch;
+    if (this.spool?.hasAfter(cursor)) {
+      return (await this.spool.readAfter(cursor, maxRecords)).map(({ id, json }) => ({ id, record: JSON.parse(json) as TrackedRecord, attempts: 0 }));
+    }
     while (!signal.aborted) {
       const raw = await this.redis.xrange(this.keys.stream, `(${cursor}`, '+', 'COUNT', maxRecords);
       if (raw.length > 0) {

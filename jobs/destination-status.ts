@@ -2,11 +2,18 @@ import type { Redis } from 'ioredis';
 import type { ConnectorError } from '../connectors/errors';
 import type { DestinationDetails } from '../connectors/types';
 import { streamIdTime, type DeliveryKeys } from './keys';
+import type { SpoolBacklog } from './spool';
 
 /** What an operator sees of one destination. */
 export interface DestinationStatus {
-  /** Records accepted but not yet confirmed by the destination. */
+  /** Records accepted but not yet confirmed by the destination, in Redis and on disk. */
   queued: number;
+  /** Of those, the ones in Redis. */
+  inRedis: number;
+  /** Of those, the ones in the disk spool of the worker that holds the destination (jobs/spool.ts). */
+  spooled: number;
+  /** Bytes of the spool's undelivered frames, compressed. */
+  spoolBytes: number;
   /** Records in the batch being written right now (by whichever process leads). */
   inFlight: number;
   delivered: number;
@@ -48,6 +55,11 @@ export class DestinationStatusStore {
     await this.redis.hset(this.keys.status, fields);
   }
 
+  /** What the holder's disk spool holds past the cursor (jobs/spool.ts). */
+  async setSpool(backlog: SpoolBacklog): Promise<void> {
+    await this.redis.hset(this.keys.status, 'spooled', String(backlog.records), 'spoolBytes', String(backlog.bytes), 'spoolOldestId', backlog.oldestId ?? '');
+  }
+
   async setDetails(details: DestinationDetails): Promise<void> {
     await this.redis.hset(this.keys.status, 'details', JSON.stringify(details));
   }
@@ -73,9 +85,13 @@ export class DestinationStatusStore {
       this.redis.get(this.keys.cursor),
     ]);
     const oldest = await this.redis.xrange(this.keys.stream, cursor ? `(${cursor}` : '-', '+', 'COUNT', 1);
-    const oldestId = oldest[0]?.[0];
+    const spooled = Number(hash.spooled ?? 0);
+    const oldestId = (spooled > 0 && hash.spoolOldestId) || oldest[0]?.[0];
     return {
-      queued: Math.max(0, queued),
+      queued: Math.max(0, queued) + spooled,
+      inRedis: Math.max(0, queued),
+      spooled,
+      spoolBytes: Number(hash.spoolBytes ?? 0),
       inFlight: Number(hash.inFlight ?? 0),
       delivered: Number(hash.delivered ?? 0),
       batches: Number(hash.batches ?? 0),

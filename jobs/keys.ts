@@ -24,6 +24,8 @@ export function deliveryKeys(prefix: string, ref: DestinationRef) {
     deadLetters: `${base}:dlq`,
     /** Counters and the last error, for status views. */
     status: `${base}:status`,
+    /** Id of the last record moved to the disk spool (jobs/spool.ts); the records up to it are on disk. */
+    spilled: `${base}:spilled`,
   };
 }
 
@@ -57,4 +59,10 @@ export function compareStreamIds(a: string, b: string): number {
   const [am, as] = a.split('-').map(BigInt) as [bigint, bigint];
   const [bm, bs] = b.split('-').map(BigInt) as [bigint, bigint];
   return am === bm ? (as === bs ? 0 : as < bs ? -1 : 1) : am < bm ? -1 : 1;
+}
+
+/** The stream id right after `id`, for XTRIM MINID (which keeps ids ≥ its threshold). */
+export function nextStreamId(id: string): string {
+  const [ms, seq] = id.split('-');
+  return `${ms}-${BigInt(seq ?? '0') + 1n}`;
 }

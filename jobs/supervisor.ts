@@ -1,3 +1,4 @@
+import { rm } from 'node:fs/promises';
 import type { Redis } from 'ioredis';
 import type { ConnectorRegistry } from '../connectors/registry';
 import type { DestinationWriter } from '../connectors/types';
@@ -5,7 +6,10 @@ import { ConfigurationError } from '../connectors/errors';
 import type { Logger } from '../src/core/logger';
 import type { TrackerStore } from '../src/core/trackers/store';
 import type { Destination } from '../src/core/trackers/types';
-import { withDeadline } from '../src/core/deadline';
+import { linkedController, withDeadline } from '../src/core/deadline';
+import { sleep } from '../src/core/sleep';
+import { openSpool, Spiller, SpoolMissingError, type SpillOptions } from './spiller';
+import { spoolDirectory, type Spool } from './spool';
 import { DeliveryLoop, type DeliveryLoopOptions } from './delivery-loop';
 import { DestinationStatusStore } from './destination-status';
 import { deliveryKeys, type DestinationRef } from './keys';
@@ -19,10 +23,14 @@ export interface SupervisorOptions {
   /** Lease of a destination; another worker takes over this long after a holder dies. Default 15 s. */
   leaseMs: number;
   delivery: Omit<DeliveryLoopOptions, 'batch'>;
+  /** Redis cap per destination and disk spool (jobs/spiller.ts). */
+  spill: SpillOptions;
 }
 
 interface Running {
   fingerprint: string;
+  /** The destination is gone: its disk spool goes with it once the run has stopped. */
+  removed?: boolean;
   stop: AbortController;
   done: Promise<void>;
 }
@@ -33,9 +41,11 @@ const CLOSE_TIMEOUT_MS = 10_000;
 const refKey = (ref: DestinationRef) => `${ref.trackerId}/${ref.destinationId}`;
 
 /**
- * Runs a delivery loop for every enabled destination this process holds the lease of, and keeps
- * that set in step with the trackers: a new destination starts within one discovery interval, a
- * removed or disabled one stops, one whose settings changed restarts with the new settings.
+ * Holds the lease of every destination it can, and keeps that set in step with the trackers: a new
+ * destination starts within one discovery interval, a removed one stops, one whose settings changed
+ * (enabled or disabled included) restarts with the new settings. Under each lease a spiller keeps
+ * the destination's Redis stream under its cap (jobs/spiller.ts) and, when enabled, a delivery loop
+ * delivers it, disk spool first.
  */
 export class DeliverySupervisor {
   private readonly running = new Map<string, Running>();
@@ -81,13 +91,13 @@ export class DeliverySupervisor {
     const wanted = new Map<string, { ref: DestinationRef; destination: Destination }>();
     for (const tracker of await this.store.list()) {
       for (const destination of tracker.destinations) {
-        if (!destination.enabled) continue;
         const ref = { trackerId: tracker.id, destinationId: destination.id };
         wanted.set(refKey(ref), { ref, destination });
       }
     }
     for (const [key, run] of this.running) {
       const want = wanted.get(key);
+      if (!want) run.removed = true;
       if (!want || JSON.stringify(want.destination) !== run.fingerprint) run.stop.abort(new Error('destination changed'));
     }
     for (const [key, { ref, destination }] of wanted) {
@@ -115,22 +125,55 @@ export class DeliverySupervisor {
     const log = this.logger.child({ trackerId: ref.trackerId, destinationId: ref.destinationId, type: destination.type });
     run.done = (async () => {
       let writer: DestinationWriter | undefined;
+      let spool: Spool | undefined;
       const blocking = this.redis.duplicate();
       blocking.on('error', () => undefined);
+      // Ends the run when the supervisor stops it, the lease is lost, or spilling must start over.
+      const running = linkedController(stop.signal, lock.signal);
       try {
-        writer = await connector.open({ ...ref, settings: settings.data, dataDir: this.opts.dataDir, logger: log, now: () => new Date() });
-        log.info('delivering');
-        await new DeliveryLoop(this.redis, blocking, keys, writer, lock, { ...this.opts.delivery, batch: connector.batch }, log).run(stop.signal);
+        spool = await this.openSpoolOrWait(ref, keys, status, running.signal, log);
+        if (!spool) return;
+        const spilling = new Spiller(this.redis, keys, lock, spool, this.opts.spill, log).run(running.signal).catch((err: unknown) => {
+          log.warn({ err: (err as Error).message }, 'spilling stopped; the destination starts over');
+          running.abort(err);
+        });
+        if (destination.enabled) {
+          writer = await connector.open({ ...ref, settings: settings.data, dataDir: this.opts.dataDir, logger: log, now: () => new Date() });
+          log.info('delivering');
+          await new DeliveryLoop(this.redis, blocking, keys, writer, lock, { ...this.opts.delivery, batch: connector.batch }, log, spool).run(running.signal);
+          running.abort(new Error('delivery loop ended'));
+        }
+        await spilling;
       } catch (err) {
         log.warn({ err: (err as Error).message }, 'destination could not be opened');
         await status.recordError(err instanceof ConfigurationError ? err : new ConfigurationError((err as Error).message)).catch(() => undefined);
       } finally {
+        running.abort(new Error('run ended'));
         // A writer wedged by a hung call may never finish closing: give it a bound.
         if (writer) await withDeadline({ timeoutMs: CLOSE_TIMEOUT_MS, signal: new AbortController().signal, timeoutError: () => new Error('close timed out') }, () => writer!.close()).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'destination writer did not close cleanly'));
+        await spool?.close().catch(() => undefined);
+        if (run.removed) await rm(spoolDirectory(this.opts.dataDir, ref.trackerId, ref.destinationId), { recursive: true, force: true }).catch(() => undefined);
         blocking.disconnect();
         await lock.release();
         this.running.delete(key);
       }
     })();
+  }
+
+  /**
+   * The destination's spool, or undefined when Redis says records were spilled to a spool this host
+   * does not have: that is reported as a configuration error, and the lease is kept a while before
+   * it is let go, so that the host that has the spool can take it.
+   */
+  private async openSpoolOrWait(ref: DestinationRef, keys: ReturnType<typeof deliveryKeys>, status: DestinationStatusStore, signal: AbortSignal, log: Logger): Promise<Spool | undefined> {
+    try {
+      return await openSpool(this.redis, keys, spoolDirectory(this.opts.dataDir, ref.trackerId, ref.destinationId));
+    } catch (err) {
+      if (!(err instanceof SpoolMissingError)) throw err;
+      log.error({ err: err.message }, 'disk spool missing on this host');
+      await status.recordError(new ConfigurationError(err.message)).catch(() => undefined);
+      await sleep(this.opts.delivery.configRecheckMs, signal).catch(() => undefined);
+      return undefined;
+    }
   }
 }

@@ -6,6 +6,7 @@ import { TrackerStore } from '../src/core/trackers/store';
 import { startRouter } from './router';
 import { DEFAULT_DELIVERY_OPTIONS } from './delivery-loop';
 import { DeliverySupervisor, type SupervisorOptions } from './supervisor';
+import { DEFAULT_SPILL_OPTIONS } from './spiller';
 
 export interface WorkerRuntime {
   supervisor: DeliverySupervisor;
@@ -36,6 +37,7 @@ export async function startWorkerRuntime(
       configRecheckMs: d.configRecheckMs,
       writeTimeoutMs: d.writeTimeoutMs,
     },
+    spill: { ...DEFAULT_SPILL_OPTIONS, capRecords: d.redisCapRecords, frameRecords: d.spillFrameRecords },
   };
   const supervisor = new DeliverySupervisor(commands, store, registry, logger.child({ component: 'delivery' }), {
     ...fromConfig,

@@ -55,6 +55,9 @@ ${backlogLine(trackerId, backlog)}` : hint;
     const next = d.status.retryAt ? `; next attempt at ${d.status.retryAt}` : '';
     out.push(`\n${d.id} is retrying a batch of ${d.status.inFlight} record${d.status.inFlight === 1 ? '' : 's'}${since}: ${d.status.attempts} failed attempt${d.status.attempts === 1 ? '' : 's'}${next}`);
   }
+  for (const d of list.filter((v) => v.status.spooled > 0)) {
+    out.push(`\n${d.id}: ${d.status.spooled} of its ${d.status.queued} queued records are in the disk spool of the worker that holds it (${(d.status.spoolBytes / 1048576).toFixed(1)} MiB); they are delivered first, in order.`);
+  }
   // Moved by the router with the tracker's next record; until then the count stays visible.
   if (backlog > 0) out.push(`\n${backlogLine(trackerId, backlog)}`);
   for (const d of list.filter((v) => v.status.details)) {

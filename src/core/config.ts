@@ -52,6 +52,8 @@ const EnvSchema = z.object({
   DELIVERY_CONFIG_RECHECK_MS: int(30_000, 10),
   DELIVERY_WRITE_TIMEOUT_MS: int(600_000, 10),
   ROUTER_LOCK_MS: int(10_000, 100),
+  DESTINATION_REDIS_CAP_RECORDS: int(100_000, 2),
+  DESTINATION_SPILL_FRAME_RECORDS: int(5000, 1),
 });
 
 export interface Limits {
@@ -130,6 +132,10 @@ export interface Config {
     writeTimeoutMs: number;
     /** An ingest job whose router stopped renewing its lock is taken back after this long. Default 10 s. */
     routerLockMs: number;
+    /** Undelivered records of one destination kept in Redis; beyond, the oldest move to the disk spool. Default 100 000. */
+    redisCapRecords: number;
+    /** Records per spilled frame: one compressed block, one fsync, one Redis call. Default 5 000. */
+    spillFrameRecords: number;
   };
 }
 
@@ -185,6 +191,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       configRecheckMs: e.DELIVERY_CONFIG_RECHECK_MS,
       writeTimeoutMs: e.DELIVERY_WRITE_TIMEOUT_MS,
       routerLockMs: e.ROUTER_LOCK_MS,
+      redisCapRecords: e.DESTINATION_REDIS_CAP_RECORDS,
+      spillFrameRecords: e.DESTINATION_SPILL_FRAME_RECORDS,
     }),
   });
 }

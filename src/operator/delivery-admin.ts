@@ -47,7 +47,7 @@ export class DeliveryAdmin {
 
   /**
    * Removes a destination with everything Redis keeps for it: records still queued, dead letters,
-   * cursor, status. Returns what was discarded, for the operator to see. The router may still
+   * cursor, status; the worker that holds it deletes its disk spool. Returns what was discarded, for the operator to see. The router may still
    * append for up to its tracker cache (a second); such records are dropped with the next removal
    * of a destination of that id, or delivered if one of that id is added again.
    */
@@ -55,7 +55,7 @@ export class DeliveryAdmin {
     const keys = deliveryKeys(this.deps.redisPrefix, { trackerId, destinationId });
     const status = await this.statusStore(trackerId, destinationId).read();
     await this.deps.destinations.remove(trackerId, destinationId);
-    await this.deps.redis.del(keys.stream, keys.cursor, keys.deadLetters, keys.status, keys.lock);
+    await this.deps.redis.del(keys.stream, keys.cursor, keys.deadLetters, keys.status, keys.lock, keys.spilled);
     return { queued: status.queued, deadLetters: status.deadLettered };
   }
 

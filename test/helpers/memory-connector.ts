@@ -13,6 +13,8 @@ export interface MemoryDestination {
   /** Per record id: the outcome to answer instead of writing. */
   recordFaults: Map<string, (attempt: number) => RecordOutcome | undefined>;
   attempts: Map<string, number>;
+  /** Every record written, in the order written (repeats kept). */
+  written: TrackedRecord[];
   /** Held open while set: lets a test observe a write in progress. */
   gate: Promise<void> | undefined;
   /**
@@ -31,7 +33,7 @@ export const memoryDestinations = new Map<string, MemoryDestination>();
 export function memoryDestination(name: string): MemoryDestination {
   let d = memoryDestinations.get(name);
   if (!d) {
-    d = { events: new Map(), users: new Map(), writes: 0, failNext: [], recordFaults: new Map(), attempts: new Map(), gate: undefined, hangNext: [], writeOptions: [], opened: 0 };
+    d = { events: new Map(), users: new Map(), writes: 0, failNext: [], recordFaults: new Map(), attempts: new Map(), written: [], gate: undefined, hangNext: [], writeOptions: [], opened: 0 };
     memoryDestinations.set(name, d);
   }
   return d;
@@ -62,6 +64,7 @@ export function createMemoryConnector(batch = { maxRecords: 100, maxAgeMs: 20 })
             dest.attempts.set(r.id, attempt);
             const injected = dest.recordFaults.get(r.id)?.(attempt);
             if (injected) return injected;
+            dest.written.push(r);
             if (r.kind === 'event') dest.events.set(r.id, r);
             else if (r.kind === 'user') {
               const row = dest.users.get(r.uid!) ?? {};

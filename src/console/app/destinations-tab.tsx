@@ -110,6 +110,12 @@ function DestinationItem({ trackerId, destination: d, connectors, onChanged, onS
           <dt>Queued</dt>
           <dd>{formatCount(d.status.queued)}</dd>
         </div>
+        {d.status.spooled > 0 && (
+          <div>
+            <dt>On disk</dt>
+            <dd title={`${formatCount(d.status.inRedis)} in Redis; ${formatCount(d.status.spoolBytes)} bytes of disk spool`}>{formatCount(d.status.spooled)}</dd>
+          </div>
+        )}
         <div>
           <dt>Delivered</dt>
           <dd>{formatCount(d.status.delivered)}</dd>

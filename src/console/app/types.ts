@@ -71,6 +71,10 @@ export interface IntegrationView {
 
 export interface DestinationStatus {
   queued: number;
+  /** Of the queued records, those in Redis and those in the worker's disk spool. */
+  inRedis: number;
+  spooled: number;
+  spoolBytes: number;
   inFlight: number;
   delivered: number;
   batches: number;

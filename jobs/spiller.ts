@@ -1,0 +1,132 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from '../src/core/logger';
+import { sleep } from '../src/core/sleep';
+import type { LeaderLock } from './leader-lock';
+import { compareStreamIds, nextStreamId, type DeliveryKeys as Keys } from './keys';
+import { Spool } from './spool';
+import { DestinationStatusStore } from './destination-status';
+
+/**
+ * Commits a spilled frame: Redis lets go of the records the frame holds, if this process still
+ * holds the lease and the spool is where Redis thinks it is (so a late or repeated call changes
+ * nothing). KEYS: lock, spilled, stream, status. ARGV: lease token, the spilled id the frame follows
+ * ('' for none), the frame's last id, the id right after it, records, bytes on disk.
+ */
+const COMMIT_SPILL = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if (redis.call('GET', KEYS[2]) or '') ~= ARGV[2] then return -1 end
+redis.call('SET', KEYS[2], ARGV[3])
+redis.call('XTRIM', KEYS[3], 'MINID', ARGV[4])
+redis.call('HINCRBY', KEYS[4], 'spilledRecords', ARGV[5])
+return 1`;
+
+export interface SpillOptions {
+  /** Records of one destination that may wait in Redis; beyond it the oldest go to disk. */
+  capRecords: number;
+  /** Records per frame (one fsync, one Redis call). */
+  frameRecords: number;
+  /** How often the stream's length is looked at. */
+  checkMs: number;
+}
+
+export const DEFAULT_SPILL_OPTIONS: SpillOptions = { capRecords: 100_000, frameRecords: 5000, checkMs: 1000 };
+
+/** Why spilling stopped: the spool no longer matches Redis and must be opened again. */
+export class SpillStoppedError extends Error {
+  override name = 'SpillStoppedError';
+}
+
+/**
+ * Keeps one destination's stream under its cap by moving its oldest undelivered records to the
+ * spool, while this process holds the destination's lease — whether the destination delivers,
+ * fails, waits for its settings, or is disabled. Once the stream passes the cap it is brought down
+ * to half of it, in frames: read the oldest past the cursor, append them to the spool (fsynced),
+ * then let Redis drop them in one atomic step. A crash between the two leaves a frame Redis never
+ * agreed to, which the next open cuts off (jobs/spool.ts): nothing lost, nothing doubled.
+ */
+export class Spiller {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: Keys,
+    private readonly lock: LeaderLock,
+    private readonly spool: Spool,
+    private readonly opts: SpillOptions,
+    private readonly logger: Logger,
+  ) {
+    this.status = new DestinationStatusStore(redis, keys);
+  }
+
+  private readonly status: DestinationStatusStore;
+
+  /** Checks every `checkMs` until `signal` aborts; throws SpillStoppedError when the spool must be reopened. */
+  async run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      try {
+        await this.spillExcess(signal);
+      } catch (err) {
+        if (err instanceof SpillStoppedError) throw err;
+        if (!signal.aborted) this.logger.warn({ err: (err as Error).message }, 'spilling to disk failed; trying again');
+      }
+      await sleep(this.opts.checkMs, signal).catch(() => undefined);
+    }
+  }
+
+  /** Brings the stream down to half its cap if it is above the cap. Returns the records moved. */
+  async spillExcess(signal?: AbortSignal): Promise<number> {
+    const length = await this.redis.xlen(this.keys.stream);
+    if (length <= this.opts.capRecords) return 0;
+    let excess = length - Math.floor(this.opts.capRecords / 2);
+    let moved = 0;
+    while (excess > 0 && !signal?.aborted) {
+      const n = await this.spillFrame(Math.min(excess, this.opts.frameRecords));
+      if (n === 0) break;
+      moved += n;
+      excess -= n;
+    }
+    if (moved > 0) this.logger.info({ records: moved, inRedis: length - moved }, 'records moved from Redis to the disk spool');
+    return moved;
+  }
+
+  /** One frame: the oldest `count` records past the cursor, to disk, then out of Redis. */
+  private async spillFrame(count: number): Promise<number> {
+    const cursor = (await this.redis.get(this.keys.cursor)) ?? '0-0';
+    const raw = await this.redis.xrange(this.keys.stream, `(${cursor}`, '+', 'COUNT', count);
+    if (raw.length === 0) return 0;
+    const entries = raw.map(([id, fields]) => ({ id, json: fields[1]! }));
+    const previous = this.spool.committedThrough ?? '';
+    const last = entries[entries.length - 1]!.id;
+    await this.spool.append(entries);
+    let committed: unknown;
+    try {
+      committed = await this.redis.eval(COMMIT_SPILL, 4, this.keys.lock, this.keys.spilled, this.keys.stream, this.keys.status, this.lock.token, previous, last, nextStreamId(last), entries.length, 0);
+    } catch (err) {
+      // Unknown whether Redis took it: only reopening (which asks Redis) can tell.
+      throw new SpillStoppedError(`committing a spilled frame failed: ${(err as Error).message}`);
+    }
+    if (committed !== 1) throw new SpillStoppedError(committed === 0 ? 'the lease was lost while spilling' : 'the spool and Redis disagree on what was spilled');
+    this.spool.committedThrough = last;
+    await this.status.setSpool(this.spool.backlog(cursor));
+    return entries.length;
+  }
+}
+
+/** Records Redis says are on disk past the cursor are not in this host's spool directory. */
+export class SpoolMissingError extends Error {
+  override name = 'SpoolMissingError';
+}
+
+/**
+ * Opens a destination's spool as Redis sees it: frames Redis never agreed to are cut off, delivered
+ * segments deleted. Refuses when Redis says undelivered records were spilled that this directory
+ * does not hold (another host spilled them, or the directory was lost).
+ */
+export async function openSpool(redis: Redis, keys: Keys, dir: string): Promise<Spool> {
+  const [committed, cursor] = await Promise.all([redis.get(keys.spilled), redis.get(keys.cursor)]);
+  const delivered = cursor ?? '0-0';
+  const spool = await Spool.open(dir, committed, delivered);
+  if (committed !== null && compareStreamIds(committed, delivered) > 0 && (spool.lastId === null || compareStreamIds(spool.lastId, committed) < 0)) {
+    await spool.close();
+    throw new SpoolMissingError(`records up to ${committed} were moved to a disk spool that is not in ${dir} on this host; give every worker the same DATA_DIR (a shared volume) or run this destination's worker where the spool is`);
+  }
+  return spool;
+}

@@ -1,0 +1,82 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ConnectorRegistry } from '../../connectors/registry';
+import { DestinationStatusStore } from '../../jobs/destination-status';
+import { deliveryKeys } from '../../jobs/keys';
+import { spoolDirectory } from '../../jobs/spool';
+import { startWorkerRuntime, type WorkerRuntime } from '../../jobs/worker-runtime';
+import { createLogger } from '../../src/core/logger';
+import { startTestApi, type TestApi } from '../helpers/api';
+import { createMemoryConnector, memoryDestination } from '../helpers/memory-connector';
+import { TEST_REDIS_URL } from '../helpers/redis';
+import { waitFor } from '../helpers/wait';
+
+/**
+ * A disabled destination's backlog passes its Redis cap and moves to the disk spool while another
+ * destination of the tracker keeps delivering; once enabled, it gets everything exactly once, spool
+ * first, in accepted order, and Redis and the disk are empty again.
+ */
+const CAP = 200;
+const dataDir = mkdtempSync(path.join(tmpdir(), 'tributary-spill-'));
+const names = { paused: `paused-${randomUUID()}`, live: `live-${randomUUID()}` };
+let api: TestApi;
+let worker: WorkerRuntime;
+
+beforeAll(async () => {
+  api = await startTestApi({ DATA_DIR: dataDir }, {
+    destinations: [
+      { id: 'paused', type: 'memory', enabled: false, settings: { name: names.paused } },
+      { id: 'live', type: 'memory', enabled: true, settings: { name: names.live } },
+    ],
+  });
+  const delivery = { backoff: { baseMs: 10, maxMs: 50 }, maxRecordAttempts: 3, configRecheckMs: 100, pollMs: 100, writeTimeoutMs: 30_000 };
+  worker = await startWorkerRuntime(api.config, TEST_REDIS_URL, new ConnectorRegistry([createMemoryConnector() as never]), createLogger('silent'), {
+    discoverIntervalMs: 50,
+    leaseMs: 2000,
+    delivery,
+    spill: { capRecords: CAP, frameRecords: 64, checkMs: 50 },
+  });
+});
+afterAll(async () => {
+  await worker.close();
+  await api.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+const post = (p: string, body: unknown) => api.http.post(p).set('Authorization', `Tracker ${api.token}`).send(body as object);
+test('past its cap a disabled destination spills to disk; enabled, it gets every record once, in order', async () => {
+  const pausedKeys = deliveryKeys(api.prefix, { trackerId: api.tracker.id, destinationId: 'paused' });
+  const status = new DestinationStatusStore(api.runtime.redis, pausedKeys);
+  const sent: string[] = [];
+  for (let batch = 0; batch < 10; batch++) {
+    const res = await post('/v3/event', Array.from({ length: 100 }, (_, i) => ({ _event: 'spill', n: batch * 100 + i })));
+    expect(res.status).toBe(202);
+    sent.push(...res.body.results.map((r: { id: string }) => r.id));
+    expect((await post('/v3/user', { _uid: 'u1', plan: `p${batch}` })).status).toBe(202);
+  }
+  const total = sent.length + 10;
+
+  // The live destination is not held up by its neighbour's backlog.
+  await waitFor(() => sent.every((id) => memoryDestination(names.live).events.has(id)), { message: 'live destination delivered' });
+  const spilled = await waitFor(async () => {
+    const s = await status.read();
+    return s.spooled > 0 && s.inRedis <= CAP && s.queued === total ? s : undefined;
+  }, { message: 'backlog spilled below the cap' });
+  expect(spilled.inRedis).toBeLessThanOrEqual(CAP);
+  expect(readdirSync(spoolDirectory(dataDir, api.tracker.id, 'paused')).length).toBeGreaterThan(0);
+  expect(memoryDestination(names.paused).written).toHaveLength(0);
+
+  await api.runtime.store.update(api.tracker.id, (t) => ({ ...t, destinations: t.destinations.map((d) => (d.id === 'paused' ? { ...d, enabled: true } : d)) }));
+  const dest = memoryDestination(names.paused);
+  await waitFor(() => dest.written.length >= total, { message: 'the backlog delivered', timeoutMs: 20_000 });
+  await waitFor(async () => (await status.read()).queued === 0, { message: 'nothing left queued' });
+
+  // Once each, in the order accepted: events as sent, the user's updates p0…p9 in turn.
+  expect(dest.written.filter((r) => r.kind === 'event').map((r) => r.id)).toEqual(sent);
+  expect(dest.written.filter((r) => r.kind === 'user').map((r) => r.properties.plan)).toEqual(Array.from({ length: 10 }, (_, i) => `p${i}`));
+  expect([...dest.attempts.values()].every((n) => n === 1)).toBe(true);
+  expect(await api.runtime.redis.xlen(pausedKeys.stream)).toBe(0);
+  await waitFor(() => readdirSync(spoolDirectory(dataDir, api.tracker.id, 'paused')).length === 0, { message: 'spool segments deleted' });
+});
