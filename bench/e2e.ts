@@ -1,12 +1,14 @@
 /**
  * `npm run bench:e2e` — HTTP in, local warehouse out, with Tributary run as `npm start` runs it
  * (compiled, API and workers in one process). Reports end-to-end records/s, delivery lag p50/p99,
- * Redis memory per queued record, destination writes per 1 000 records, and, as a baseline measured
+ * Redis memory per queued record, destination writes per 1 000 records, Redis bytes per record of a
+ * disabled destination's backlog (and so records per GiB), and, as a baseline measured
  * in the same run, the local connector writing the same records directly (no HTTP, no Redis).
  *
  * Env: BENCH_EVENTS (default 200 000), BENCH_BATCH (records per request, default 100),
  * BENCH_CONCURRENCY (requests in flight, default 16), BENCH_RATE (records/s to pace at; default 0 =
- * as fast as possible), BENCH_REDIS_URL (default redis://127.0.0.1:6379).
+ * as fast as possible), BENCH_PAUSED_EVENTS (single-event requests to a disabled destination, default
+ * 40 000), BENCH_REDIS_URL (default redis://127.0.0.1:6379).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -50,6 +52,37 @@ async function baseline(events: ReturnType<typeof makeEvents>): Promise<number> 
   return records.length / seconds;
 }
 
+/** Single-event requests for the paused-destination phase, and how many at once. */
+const PAUSED_RECORDS = Number(process.env.BENCH_PAUSED_EVENTS ?? 40_000);
+const PAUSED_CONCURRENCY = 50;
+
+/**
+ * What a destination's backlog costs in Redis: single-event requests to a tracker whose only
+ * destination is disabled, once the router has moved them all to its stream,
+ * measured as the stream's MEMORY USAGE. Below DESTINATION_REDIS_CAP_RECORDS, so nothing spills.
+ */
+async function pausedBacklog(base: string, token: string, events: ReturnType<typeof makeEvents>, redis: Redis, prefix: string): Promise<{ records: number; entries: number; bytesPerRecord: number }> {
+  const keys = deliveryKeys(prefix, { trackerId: 'paused', destinationId: 'local' });
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: PAUSED_CONCURRENCY }, async () => {
+      while (next < PAUSED_RECORDS) {
+        const body = JSON.stringify(events[next++ % events.length]);
+        const res = await fetch(`${base}/v3/event`, { method: 'POST', headers: { Authorization: `Tracker ${token}`, 'Content-Type': 'application/json' }, body });
+        if (res.status !== 202) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
+        await res.arrayBuffer();
+      }
+    }),
+  );
+  for (let i = 0; Number(await redis.get(keys.queued)) < PAUSED_RECORDS; i++) {
+    if (i > 600) throw new Error('the paused backlog was not routed within a minute');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  // The stream's own size (exact, SAMPLES 0): Redis' used_memory moves with whatever else uses it.
+  const bytes = Number(await redis.call('MEMORY', 'USAGE', keys.stream, 'SAMPLES', '0'));
+  return { records: PAUSED_RECORDS, entries: await redis.xlen(keys.stream), bytesPerRecord: bytes / PAUSED_RECORDS };
+}
+
 async function main(): Promise<void> {
   console.log(`bench:e2e — ${fmt(N)} events, ${BATCH} per request, ${CONCURRENCY} requests in flight${RATE > 0 ? `, paced at ${fmt(RATE)} records/s` : ', unpaced'}`);
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
@@ -60,6 +93,8 @@ async function main(): Promise<void> {
   const redis = new Redis(REDIS_URL);
   const token = generateToken();
   await new TrackerStore(redis, prefix).save(TrackerSchema.parse({ id: 'bench', name: 'Benchmark', tokens: [{ token }], destinations: [{ id: 'local', type: 'local' }] }));
+  const pausedToken = generateToken();
+  await new TrackerStore(redis, prefix).save(TrackerSchema.parse({ id: 'paused', name: 'Paused', tokens: [{ token: pausedToken }], destinations: [{ id: 'local', type: 'local', enabled: false }] }));
   const keys = deliveryKeys(prefix, { trackerId: 'bench', destinationId: 'local' });
   const usedMemory = async () => Number(/used_memory:(\d+)/.exec(await redis.info('memory'))![1]);
   const memoryBefore = await usedMemory();
@@ -133,6 +168,7 @@ async function main(): Promise<void> {
   lags.sort((a, b) => a - b);
   const status = await redis.hgetall(keys.status);
   const batches = Number(status.batches ?? 0);
+  const paused = await pausedBacklog(base, pausedToken, events, redis, prefix);
   server.kill('SIGTERM');
   await new Promise((r) => server.once('exit', r));
   const memoryAfter = await usedMemory();
@@ -145,6 +181,7 @@ async function main(): Promise<void> {
   console.log(`delivery lag           p50 ${fmt(percentile(lags, 50))} ms, p99 ${fmt(percentile(lags, 99))} ms`);
   console.log(`destination writes     ${fmt((batches / N) * 1000, 2)} per 1 000 records (${batches} batches)`);
   console.log(`Redis memory           ${fmt((peakMemory - memoryBefore) / Math.max(1, peakBacklog))} bytes per queued record at the peak backlog of ${fmt(peakBacklog)}; ${fmt((memoryAfter - memoryBefore) / 1024)} KiB above the start once drained`);
+  console.log(`paused backlog         ${fmt(paused.bytesPerRecord)} bytes of Redis per queued record (${fmt(paused.records)} single-event requests, ${PAUSED_CONCURRENCY} in flight, to a disabled destination; ${fmt(paused.records / paused.entries, 1)} records per stream entry): ${fmt(2 ** 30 / paused.bytesPerRecord)} records per GiB`);
   console.log(`baseline (connector)   ${fmt(direct)} records/s writing the same events directly`);
   console.log(`ratio                  ${fmt(e2e / direct, 2)}× the direct connector`);
 

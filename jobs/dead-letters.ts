@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { ConnectorError } from '../connectors/errors';
 import type { TrackedRecord } from '../src/core/records/types';
-import type { DeliveryKeys } from './keys';
+import { ENSURE_COUNT, type DeliveryKeys } from './keys';
 
 export interface DeadLetter {
   /** Id of the entry in the dead-letter stream. */
@@ -13,14 +13,19 @@ export interface DeadLetter {
 
 // Moves entries back to the destination stream and removes them from the dead-letter stream,
 // one entry at a time inside one script, so a crash never leaves a record in both or neither.
-const REPLAY = `
+// KEYS: dead letters, stream, the stream's record count.
+const REPLAY = `${ENSURE_COUNT}
+ensureCount(KEYS[2], KEYS[3])
 local moved = 0
 for i = 1, #ARGV do
   local entry = redis.call('XRANGE', KEYS[1], ARGV[i], ARGV[i])
   if #entry == 1 then
     local fields = entry[1][2]
     for j = 1, #fields, 2 do
-      if fields[j] == 'r' then redis.call('XADD', KEYS[2], '*', 'r', fields[j + 1]) end
+      if fields[j] == 'r' then
+        redis.call('XADD', KEYS[2], '*', 'r', fields[j + 1])
+        redis.call('INCRBY', KEYS[3], 1)
+      end
     end
     redis.call('XDEL', KEYS[1], ARGV[i])
     moved = moved + 1
@@ -43,7 +48,7 @@ function fieldsToObject(fields: string[]): Record<string, string> {
 export class DeadLetterStore {
   constructor(
     private readonly redis: Redis,
-    private readonly keys: Pick<DeliveryKeys, 'deadLetters' | 'stream'>,
+    private readonly keys: Pick<DeliveryKeys, 'deadLetters' | 'stream' | 'queued'>,
   ) {}
 
   async add(items: ReadonlyArray<{ record: TrackedRecord; error: ConnectorError }>, now = new Date()): Promise<void> {
@@ -72,7 +77,7 @@ export class DeadLetterStore {
 
   /** Sends entries back for delivery (all when `entryIds` is omitted), in chunks; reports progress. */
   async replay(entryIds?: readonly string[], onProgress?: (done: number, total: number) => void, chunk = 500): Promise<number> {
-    return this.forEachChunk(entryIds, chunk, onProgress, (ids) => this.redis.eval(REPLAY, 2, this.keys.deadLetters, this.keys.stream, ...ids) as Promise<number>);
+    return this.forEachChunk(entryIds, chunk, onProgress, (ids) => this.redis.eval(REPLAY, 3, this.keys.deadLetters, this.keys.stream, this.keys.queued, ...ids) as Promise<number>);
   }
 
   /** Drops entries for good (all when `entryIds` is omitted). */

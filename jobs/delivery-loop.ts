@@ -8,7 +8,8 @@ import { sleep } from '../src/core/sleep';
 import { backoffDelay, type BackoffPolicy } from './backoff';
 import { DeadLetterStore } from './dead-letters';
 import { DestinationStatusStore } from './destination-status';
-import { compareStreamIds, nextStreamId, streamIdTime, type DeliveryKeys } from './keys';
+import { compareStreamIds, ENSURE_COUNT, entryIdOf, nextStreamId, streamIdTime, type DeliveryKeys } from './keys';
+import { rangeStartAfter, recordsAfter } from './stream-entries';
 import type { Spool } from './spool';
 import type { LeaderLock } from './leader-lock';
 
@@ -16,14 +17,17 @@ import type { LeaderLock } from './leader-lock';
  * Moves the cursor past a delivered batch, if this process still holds the lease. Confirming the
  * same batch again changes nothing: ioredis re-sends a command whose answer was lost when the
  * connection dropped, and Redis may have run it already.
- * KEYS: lock, cursor, stream, status. ARGV: lease token, last id of the batch, the id right after
- * it (the stream is trimmed below that), records in the batch, delivery time.
+ * KEYS: lock, cursor, stream, status, record count. ARGV: lease token, id of the batch's last
+ * record, the entry id below which the stream is trimmed, records in the batch, delivery time,
+ * how many of them the record count still holds (not those read from the disk spool).
  */
-const CONFIRM = `
+const CONFIRM = `${ENSURE_COUNT}
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 if redis.call('GET', KEYS[2]) == ARGV[2] then return 1 end
+ensureCount(KEYS[3], KEYS[5])
 redis.call('SET', KEYS[2], ARGV[2])
 redis.call('XTRIM', KEYS[3], 'MINID', ARGV[3])
+if tonumber(ARGV[6]) > 0 then redis.call('DECRBY', KEYS[5], ARGV[6]) end
 redis.call('HINCRBY', KEYS[4], 'delivered', ARGV[4])
 redis.call('HINCRBY', KEYS[4], 'batches', 1)
 redis.call('HSET', KEYS[4], 'lastDeliveredAt', ARGV[5], 'inFlight', '0', 'paused', '', 'writingSince', '', 'attempts', '0', 'retryAt', '')
@@ -74,9 +78,12 @@ async function settlesWithin(p: Promise<unknown>, ms: number, signal?: AbortSign
 }
 
 interface Entry {
+  /** The record's id in the stream (stream-entries.ts). */
   id: string;
   record: TrackedRecord;
   attempts: number;
+  /** Read from the stream and the last record of its entry: the entry can go once it is delivered. */
+  endsEntry: boolean;
 }
 
 function toConnectorError(err: unknown): ConnectorError {
@@ -113,7 +120,7 @@ export class DeliveryLoop {
     private readonly opts: DeliveryLoopOptions,
     private readonly logger: Logger,
     /** Where the oldest undelivered records may be, on disk: read before the stream. */
-    private readonly spool?: Spool,
+    private readonly spool: Spool,
   ) {
     this.deadLetters = new DeadLetterStore(redis, keys);
     this.status = new DestinationStatusStore(redis, keys);
@@ -139,13 +146,12 @@ export class DeliveryLoop {
         if (this.sentThrough === null || compareStreamIds(last, this.sentThrough) > 0) this.sentThrough = last;
         await this.status.startBatch(batch.length, this.sentThrough);
         await this.deliver(batch, resend, signal);
-        const confirmed = await this.redis.eval(CONFIRM, 4, this.keys.lock, this.keys.cursor, this.keys.stream, this.keys.status, this.lock.token, last, nextStreamId(last), batch.length, new Date().toISOString());
-        if (confirmed !== 1) {
+        if (!(await this.confirm(batch))) {
           this.logger.warn('lease lost before confirming a batch; the next holder writes it again');
           return;
         }
         cursor = last;
-        if (this.spool) await this.afterSpoolBatch(cursor);
+        await this.afterSpoolBatch(cursor);
         if (this.writer.details) await this.status.setDetails(this.writer.details());
       } catch (err) {
         if (err instanceof WedgedWriterError) {
@@ -161,10 +167,28 @@ export class DeliveryLoop {
     }
   }
 
+  /**
+   * Moves the cursor past the batch. The spiller may have moved some of its records to disk while
+   * it was written (and taken them off the record count then): in turn with it, only the others
+   * are taken off now.
+   */
+  private confirm(batch: Entry[]): Promise<boolean> {
+    const last = batch[batch.length - 1]!;
+    const entry = entryIdOf(last.id);
+    const trimBelow = last.endsEntry ? nextStreamId(entry) : entry;
+    return this.spool.exclusive(async () => {
+      const spilled = this.spool.committedThrough;
+      const stillCounted = spilled === null ? batch.length : batch.filter((e) => compareStreamIds(e.id, spilled) > 0).length;
+      const confirmed = await this.redis.eval(CONFIRM, 5, this.keys.lock, this.keys.cursor, this.keys.stream, this.keys.status, this.keys.queued, this.lock.token, last.id, trimBelow, batch.length, new Date().toISOString(), stillCounted);
+      return confirmed === 1;
+    });
+  }
+
   /** Deletes the spool segments now delivered; their loss would only mean reading them again. */
   private async afterSpoolBatch(cursor: string): Promise<void> {
-    await this.spool!.dropThrough(cursor).catch((err: unknown) => this.logger.warn({ err: (err as Error).message }, 'could not delete delivered spool segments'));
-    await this.status.setSpool(this.spool!.backlog(cursor));
+    if (!this.spool.hasData) return;
+    await this.spool.dropThrough(cursor).catch((err: unknown) => this.logger.warn({ err: (err as Error).message }, 'could not delete delivered spool segments'));
+    await this.status.setSpool(this.spool.backlog(cursor));
   }
 
   /**
@@ -173,17 +197,23 @@ export class DeliveryLoop {
    */
   private async nextBatch(cursor: string, signal: AbortSignal): Promise<Entry[]> {
     const { maxRecords, maxAgeMs } = this.opts.batch;
-    if (this.spool?.hasAfter(cursor)) {
-      return (await this.spool.readAfter(cursor, maxRecords)).map(({ id, json }) => ({ id, record: JSON.parse(json) as TrackedRecord, attempts: 0 }));
+    if (this.spool.hasAfter(cursor)) {
+      return (await this.spool.readAfter(cursor, maxRecords)).map(({ id, json }) => ({ id, record: JSON.parse(json) as TrackedRecord, attempts: 0, endsEntry: false }));
     }
     while (!signal.aborted) {
-      const raw = await this.redis.xrange(this.keys.stream, `(${cursor}`, '+', 'COUNT', maxRecords);
-      if (raw.length > 0) {
-        const age = Date.now() - streamIdTime(raw[0]![0]);
-        if (raw.length >= maxRecords || age >= maxAgeMs) return raw.map(([id, fields]) => ({ id, record: JSON.parse(fields[1]!) as TrackedRecord, attempts: 0 }));
-        await this.waitForMore(raw[raw.length - 1]![0], Math.min(maxAgeMs - age, this.opts.pollMs));
+      // COUNT is in entries, each of one record or more: maxRecords entries always hold enough.
+      const raw = await this.redis.xrangeBuffer(this.keys.stream, rangeStartAfter(cursor), '+', 'COUNT', maxRecords);
+      const entries = raw.map(([id, fields]): [string, Buffer[]] => [id.toString(), fields]);
+      const records = recordsAfter(entries, cursor);
+      const lastEntry = entries.length > 0 ? entries[entries.length - 1]![0] : entryIdOf(cursor);
+      if (records.length > 0) {
+        const age = Date.now() - streamIdTime(records[0]!.id);
+        if (records.length >= maxRecords || age >= maxAgeMs) {
+          return records.slice(0, maxRecords).map(({ id, json, endsEntry }) => ({ id, record: JSON.parse(json) as TrackedRecord, attempts: 0, endsEntry }));
+        }
+        await this.waitForMore(lastEntry, Math.min(maxAgeMs - age, this.opts.pollMs));
       } else {
-        await this.waitForMore(cursor, this.opts.pollMs);
+        await this.waitForMore(lastEntry, this.opts.pollMs);
       }
     }
     return [];

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { ConnectorError } from '../connectors/errors';
 import type { DestinationDetails } from '../connectors/types';
 import { streamIdTime, type DeliveryKeys } from './keys';
+import { rangeStartAfter } from './stream-entries';
 import type { SpoolBacklog } from './spool';
 
 /** What an operator sees of one destination. */
@@ -78,13 +79,16 @@ export class DestinationStatusStore {
   }
 
   async read(now = Date.now()): Promise<DestinationStatus> {
-    const [hash, queued, deadLettered, cursor] = await Promise.all([
+    const [hash, length, count, deadLettered, cursor] = await Promise.all([
       this.redis.hgetall(this.keys.status),
       this.redis.xlen(this.keys.stream),
+      this.redis.get(this.keys.queued),
       this.redis.xlen(this.keys.deadLetters),
       this.redis.get(this.keys.cursor),
     ]);
-    const oldest = await this.redis.xrange(this.keys.stream, cursor ? `(${cursor}` : '-', '+', 'COUNT', 1);
+    // A stream from before record counts were kept holds one record an entry.
+    const queued = count === null ? length : Number(count);
+    const oldest = await this.redis.xrange(this.keys.stream, cursor ? rangeStartAfter(cursor) : '-', '+', 'COUNT', 1);
     const spooled = Number(hash.spooled ?? 0);
     const oldestId = (spooled > 0 && hash.spoolOldestId) || oldest[0]?.[0];
     return {

@@ -26,6 +26,8 @@ export function deliveryKeys(prefix: string, ref: DestinationRef) {
     status: `${base}:status`,
     /** Id of the last record moved to the disk spool (jobs/spool.ts); the records up to it are on disk. */
     spilled: `${base}:spilled`,
+    /** Records waiting in the stream (an entry may hold a block of many, see stream-entries.ts). */
+    queued: `${base}:queued`,
   };
 }
 
@@ -49,16 +51,32 @@ export function routerCursorKey(prefix: string): string {
   return `${prefix}:router:last-job`;
 }
 
-/** Milliseconds part of a stream id (`<ms>-<seq>`): when the entry was added. */
+/** Milliseconds part of a stream id (`<ms>-<seq>`, or a record's `<ms>-<seq>#<k>`): when the entry was added. */
 export function streamIdTime(id: string): number {
   return Number(id.slice(0, id.indexOf('-')));
 }
 
-/** Stream ids compare by (ms, seq). */
+/** Parts of a record id: the stream entry's (ms, seq) and the record's place in the entry's block. */
+function idParts(id: string): [bigint, bigint, number] {
+  const hash = id.indexOf('#');
+  const entry = hash < 0 ? id : id.slice(0, hash);
+  const dash = entry.indexOf('-');
+  return [BigInt(entry.slice(0, dash)), BigInt(entry.slice(dash + 1)), hash < 0 ? 0 : Number(id.slice(hash + 1))];
+}
+
+/** Record ids compare by (ms, seq) of their entry, then by their place in its block. */
 export function compareStreamIds(a: string, b: string): number {
-  const [am, as] = a.split('-').map(BigInt) as [bigint, bigint];
-  const [bm, bs] = b.split('-').map(BigInt) as [bigint, bigint];
-  return am === bm ? (as === bs ? 0 : as < bs ? -1 : 1) : am < bm ? -1 : 1;
+  const [am, as, ak] = idParts(a);
+  const [bm, bs, bk] = idParts(b);
+  if (am !== bm) return am < bm ? -1 : 1;
+  if (as !== bs) return as < bs ? -1 : 1;
+  return ak === bk ? 0 : ak < bk ? -1 : 1;
+}
+
+/** The stream entry a record id belongs to. */
+export function entryIdOf(recordId: string): string {
+  const hash = recordId.indexOf('#');
+  return hash < 0 ? recordId : recordId.slice(0, hash);
 }
 
 /** The stream id right after `id`, for XTRIM MINID (which keeps ids ≥ its threshold). */
@@ -66,3 +84,12 @@ export function nextStreamId(id: string): string {
   const [ms, seq] = id.split('-');
   return `${ms}-${BigInt(seq ?? '0') + 1n}`;
 }
+
+/**
+ * Lua: makes sure a destination's record count exists. A stream written before counts were kept
+ * holds one record an entry, so its length is its count.
+ */
+export const ENSURE_COUNT = `
+local function ensureCount(stream, counter)
+  if redis.call('EXISTS', counter) == 0 then redis.call('SET', counter, redis.call('XLEN', stream)) end
+end`;

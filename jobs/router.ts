@@ -7,16 +7,18 @@ import type { Tracker } from '../src/core/trackers/types';
 import { sleep } from '../src/core/sleep';
 import { backoffDelay, DEFAULT_BACKOFF } from './backoff';
 import { INGEST_JOB_NAME } from './ingest-job';
-import { backlogIndexKey, deliveryKeys, routerCursorKey, trackerBacklogKey } from './keys';
+import { backlogIndexKey, deliveryKeys, ENSURE_COUNT, routerCursorKey, trackerBacklogKey } from './keys';
+import { entryFields } from './stream-entries';
 
 // Appends a job's records to the stream of each destination, once: jobs are routed strictly in
 // id order, so a job whose id is not above the last routed one was routed already (the worker
 // died before BullMQ marked it complete). KEYS: cursor, the tracker's backlog, the index of
-// backlogs, then the destination streams; ARGV: job id, chunk, tracker id, records. With no
-// destination the records go to the backlog. With destinations, a backlog is moved to them first,
-// ARGV[2] entries per call so that no call blocks Redis for long: the answer 2 means "backlog not
-// empty yet, call again"; the job is routed only once it is.
-const ROUTE = `
+// backlogs, then per destination its stream and its record count. ARGV: job id, chunk, tracker id,
+// then with no destination the records (the backlog keeps one an entry), else the record count and
+// the fields of the one entry that holds them (jobs/stream-entries.ts). With destinations, a backlog
+// is moved to them first, ARGV[2] entries per call so that no call blocks Redis for long: the answer
+// 2 means "backlog not empty yet, call again"; the job is routed only once it is.
+const ROUTE = `${ENSURE_COUNT}
 local last = tonumber(redis.call('GET', KEYS[1]) or '0')
 if tonumber(ARGV[1]) <= last then return 0 end
 if #KEYS == 3 then
@@ -25,11 +27,15 @@ if #KEYS == 3 then
   redis.call('SET', KEYS[1], ARGV[1])
   return 1
 end
+for i = 4, #KEYS, 2 do ensureCount(KEYS[i], KEYS[i + 1]) end
 local parked = redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', tonumber(ARGV[2]))
 if #parked > 0 then
   local ids = {}
   for _, entry in ipairs(parked) do
-    for i = 4, #KEYS do redis.call('XADD', KEYS[i], '*', 'r', entry[2][2]) end
+    for i = 4, #KEYS, 2 do
+      redis.call('XADD', KEYS[i], '*', 'r', entry[2][2])
+      redis.call('INCRBY', KEYS[i + 1], 1)
+    end
     ids[#ids + 1] = entry[1]
   end
   redis.call('XDEL', KEYS[2], unpack(ids))
@@ -37,8 +43,14 @@ if #parked > 0 then
   redis.call('DEL', KEYS[2])
   redis.call('SREM', KEYS[3], ARGV[3])
 end
-for i = 4, #KEYS do
-  for j = 4, #ARGV do redis.call('XADD', KEYS[i], '*', 'r', ARGV[j]) end
+local count = tonumber(ARGV[4])
+if count > 0 then
+  local fields = {}
+  for j = 5, #ARGV do fields[#fields + 1] = ARGV[j] end
+  for i = 4, #KEYS, 2 do
+    redis.call('XADD', KEYS[i], '*', unpack(fields))
+    redis.call('INCRBY', KEYS[i + 1], count)
+  end
 end
 redis.call('SET', KEYS[1], ARGV[1])
 return 1`;
@@ -95,13 +107,17 @@ export async function startRouter(connection: Redis, commands: Redis, store: Tra
         // A disabled destination still gets its records: they wait in its stream until it is enabled.
         const destinations = tracker?.destinations ?? [];
         if (destinations.length === 0) logger.warn({ trackerId, records: job.data.records.length }, 'no destination: records kept in the tracker backlog until one is added');
-        const streams = destinations.map((d) => deliveryKeys(opts.redisPrefix, { trackerId, destinationId: d.id }).stream);
+        const streams = destinations.flatMap((d) => {
+          const k = deliveryKeys(opts.redisPrefix, { trackerId, destinationId: d.id });
+          return [k.stream, k.queued];
+        });
         const skip = await duplicatesOf(job.data);
         const records = (skip ? job.data.records.filter((_, i) => !skip.has(i)) : job.data.records).map((r) => JSON.stringify(r));
         const keys = [routerCursorKey(opts.redisPrefix), trackerBacklogKey(opts.redisPrefix, trackerId), backlogIndexKey(opts.redisPrefix), ...streams];
         const chunk = String(opts.backlogChunk ?? BACKLOG_MOVE_CHUNK);
         // Each call is atomic, so a worker that dies between calls leaves a consistent, smaller backlog.
-        while ((await commands.eval(ROUTE, keys.length, ...keys, job.id!, chunk, trackerId, ...records)) === 2);
+        const payload = streams.length === 0 ? records : records.length === 0 ? ['0'] : [String(records.length), ...entryFields(records)];
+        while ((await commands.eval(ROUTE, keys.length, ...keys, job.id!, chunk, trackerId, ...payload)) === 2);
         // Routed: the list is no longer needed (the route cursor keeps the job from being routed again).
         if (skip) await commands.del(duplicatesKey(opts.redisPrefix, job.data.dedup!)).catch(() => undefined);
         opts.onRouted?.(records.length, destinations.length);

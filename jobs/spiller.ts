@@ -2,23 +2,30 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '../src/core/logger';
 import { sleep } from '../src/core/sleep';
 import type { LeaderLock } from './leader-lock';
-import { compareStreamIds, nextStreamId, type DeliveryKeys as Keys } from './keys';
-import { Spool } from './spool';
+import { compareStreamIds, ENSURE_COUNT, entryIdOf, nextStreamId, type DeliveryKeys as Keys } from './keys';
+import { rangeStartAfter, recordsAfter, type StreamRecord } from './stream-entries';
+import { Spool, type SpooledEntry } from './spool';
 import { DestinationStatusStore } from './destination-status';
 
 /**
  * Commits a spilled frame: Redis lets go of the records the frame holds, if this process still
  * holds the lease and the spool is where Redis thinks it is (so a late or repeated call changes
- * nothing). KEYS: lock, spilled, stream, status. ARGV: lease token, the spilled id the frame follows
- * ('' for none), the frame's last id, the id right after it, records, bytes on disk.
+ * nothing). KEYS: lock, spilled, stream, status, record count. ARGV: lease token, the spilled id
+ * the frame follows ('' for none), the frame's last record id, the entry id below which the stream
+ * is trimmed, records in the frame.
  */
-const COMMIT_SPILL = `
+const COMMIT_SPILL = `${ENSURE_COUNT}
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 if (redis.call('GET', KEYS[2]) or '') ~= ARGV[2] then return -1 end
+ensureCount(KEYS[3], KEYS[5])
 redis.call('SET', KEYS[2], ARGV[3])
 redis.call('XTRIM', KEYS[3], 'MINID', ARGV[4])
+redis.call('DECRBY', KEYS[5], ARGV[5])
 redis.call('HINCRBY', KEYS[4], 'spilledRecords', ARGV[5])
 return 1`;
+
+/** Stream entries read per XRANGE while a frame is gathered. */
+const PAGE_ENTRIES = 100;
 
 export interface SpillOptions {
   /** Records of one destination that may wait in Redis; beyond it the oldest go to disk. */
@@ -71,42 +78,60 @@ export class Spiller {
     }
   }
 
+  /** Records of this destination in Redis (the stream's entries may hold many each). */
+  private async inRedis(): Promise<number> {
+    const [count, length] = await Promise.all([this.redis.get(this.keys.queued), this.redis.xlen(this.keys.stream)]);
+    return count === null ? length : Number(count);
+  }
+
   /** Brings the stream down to half its cap if it is above the cap. Returns the records moved. */
   async spillExcess(signal?: AbortSignal): Promise<number> {
-    const length = await this.redis.xlen(this.keys.stream);
-    if (length <= this.opts.capRecords) return 0;
-    let excess = length - Math.floor(this.opts.capRecords / 2);
+    const before = await this.inRedis();
+    if (before <= this.opts.capRecords) return 0;
+    let excess = before - Math.floor(this.opts.capRecords / 2);
     let moved = 0;
     while (excess > 0 && !signal?.aborted) {
-      const n = await this.spillFrame(Math.min(excess, this.opts.frameRecords));
+      const n = await this.spool.spillFrame(() => this.oldest(Math.min(excess, this.opts.frameRecords)), (entries) => this.commit(entries));
       if (n === 0) break;
       moved += n;
       excess -= n;
     }
-    if (moved > 0) this.logger.info({ records: moved, inRedis: length - moved }, 'records moved from Redis to the disk spool');
+    if (moved > 0) this.logger.info({ records: moved, inRedis: before - moved }, 'records moved from Redis to the disk spool');
     return moved;
   }
 
-  /** One frame: the oldest `count` records past the cursor, to disk, then out of Redis. */
-  private async spillFrame(count: number): Promise<number> {
+  /** The oldest undelivered records in the stream, whole entries, at least `wanted` if there are. */
+  private async oldest(wanted: number): Promise<SpooledEntry[]> {
     const cursor = (await this.redis.get(this.keys.cursor)) ?? '0-0';
-    const raw = await this.redis.xrange(this.keys.stream, `(${cursor}`, '+', 'COUNT', count);
-    if (raw.length === 0) return 0;
-    const entries = raw.map(([id, fields]) => ({ id, json: fields[1]! }));
-    const previous = this.spool.committedThrough ?? '';
+    const out: StreamRecord[] = [];
+    let start = rangeStartAfter(cursor);
+    while (out.length < wanted) {
+      const raw = await this.redis.xrangeBuffer(this.keys.stream, start, '+', 'COUNT', PAGE_ENTRIES);
+      if (raw.length === 0) break;
+      const entries = raw.map(([id, fields]): [string, Buffer[]] => [id.toString(), fields]);
+      for (const entry of entries) {
+        if (out.length >= wanted) break;
+        out.push(...recordsAfter([entry], cursor));
+      }
+      start = `(${entries[entries.length - 1]![0]}`;
+    }
+    // Whole entries only: a frame never ends inside a block, so the stream keeps no spilled record.
+    return out.map(({ id, json }) => ({ id, json }));
+  }
+
+  /** Tells Redis the frame is on disk; throws SpillStoppedError when Redis does not agree or cannot be asked. */
+  private async commit(entries: SpooledEntry[]): Promise<void> {
     const last = entries[entries.length - 1]!.id;
-    await this.spool.append(entries);
     let committed: unknown;
     try {
-      committed = await this.redis.eval(COMMIT_SPILL, 4, this.keys.lock, this.keys.spilled, this.keys.stream, this.keys.status, this.lock.token, previous, last, nextStreamId(last), entries.length, 0);
+      committed = await this.redis.eval(COMMIT_SPILL, 5, this.keys.lock, this.keys.spilled, this.keys.stream, this.keys.status, this.keys.queued, this.lock.token, this.spool.committedThrough ?? '', last, nextStreamId(entryIdOf(last)), entries.length);
     } catch (err) {
       // Unknown whether Redis took it: only reopening (which asks Redis) can tell.
       throw new SpillStoppedError(`committing a spilled frame failed: ${(err as Error).message}`);
     }
     if (committed !== 1) throw new SpillStoppedError(committed === 0 ? 'the lease was lost while spilling' : 'the spool and Redis disagree on what was spilled');
     this.spool.committedThrough = last;
-    await this.status.setSpool(this.spool.backlog(cursor));
-    return entries.length;
+    await this.status.setSpool(this.spool.backlog((await this.redis.get(this.keys.cursor)) ?? '0-0')).catch(() => undefined);
   }
 }
 

@@ -130,32 +130,67 @@ export class Spool {
     return { records, bytes, oldestId };
   }
 
+  /** True when any frame is on disk, delivered or not. */
+  get hasData(): boolean {
+    return this.frames.length > 0;
+  }
+
+  /** Runs `fn` in turn with the spool's own operations (see Spiller and DeliveryLoop.confirm). */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    return this.inTurn(fn);
+  }
+
+  /**
+   * One spill step in one turn, so that no delivery confirmation falls between its read and its
+   * commit: `read` picks the records, they are appended as one frame and fsynced, then `commit`
+   * tells Redis. If `commit` fails the spool no longer knows what Redis holds: it closes, to be
+   * opened again. Returns the records spilled.
+   */
+  spillFrame(read: () => Promise<SpooledEntry[]>, commit: (entries: SpooledEntry[]) => Promise<void>): Promise<number> {
+    return this.inTurn(async () => {
+      const entries = await read();
+      if (entries.length === 0) return 0;
+      await this.appendFrame(entries);
+      try {
+        await commit(entries);
+      } catch (err) {
+        this.closed = true;
+        await this.writeHandle?.fh.close().catch(() => undefined);
+        this.writeHandle = undefined;
+        throw err;
+      }
+      return entries.length;
+    });
+  }
+
   /** True when records past `cursor` are on disk: the delivery loop reads them before the stream. */
   hasAfter(cursor: string): boolean {
     const last = this.lastId;
     return last !== null && compareStreamIds(last, cursor) > 0;
   }
 
-  /** Appends one frame and fsyncs it. The caller then commits it in Redis, or closes the spool. */
+  /** Appends one frame and fsyncs it (tests; the spiller uses spillFrame). */
   append(entries: readonly SpooledEntry[]): Promise<void> {
-    return this.inTurn(async () => {
-      if (entries.length === 0) return;
-      const last = this.lastId;
-      if (last !== null && compareStreamIds(entries[0]!.id, last) <= 0) throw new Error(`spool append out of order: ${entries[0]!.id} after ${last}`);
-      const payload = await deflate(Buffer.from(entries.map((e) => `${e.id}\t${e.json}\n`).join('')));
-      const meta = Buffer.from(JSON.stringify({ first: entries[0]!.id, last: entries[entries.length - 1]!.id, count: entries.length }));
-      const header = Buffer.alloc(HEADER_BYTES);
-      MAGIC.copy(header, 0);
-      header.writeUInt16BE(meta.length, 4);
-      header.writeUInt32BE(payload.length, 6);
-      checksum(meta, payload).copy(header, 10);
-      const frame = Buffer.concat([header, meta, payload]);
-      const w = await this.writable();
-      await w.fh.write(frame, 0, frame.length, w.size);
-      await w.fh.sync();
-      this.frames.push({ segment: w.segment, offset: w.size, size: frame.length, firstId: entries[0]!.id, lastId: entries[entries.length - 1]!.id, count: entries.length });
-      w.size += frame.length;
-    });
+    return this.inTurn(() => this.appendFrame(entries));
+  }
+
+  private async appendFrame(entries: readonly SpooledEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const last = this.lastId;
+    if (last !== null && compareStreamIds(entries[0]!.id, last) <= 0) throw new Error(`spool append out of order: ${entries[0]!.id} after ${last}`);
+    const payload = await deflate(Buffer.from(entries.map((e) => `${e.id}\t${e.json}\n`).join('')));
+    const meta = Buffer.from(JSON.stringify({ first: entries[0]!.id, last: entries[entries.length - 1]!.id, count: entries.length }));
+    const header = Buffer.alloc(HEADER_BYTES);
+    MAGIC.copy(header, 0);
+    header.writeUInt16BE(meta.length, 4);
+    header.writeUInt32BE(payload.length, 6);
+    checksum(meta, payload).copy(header, 10);
+    const frame = Buffer.concat([header, meta, payload]);
+    const w = await this.writable();
+    await w.fh.write(frame, 0, frame.length, w.size);
+    await w.fh.sync();
+    this.frames.push({ segment: w.segment, offset: w.size, size: frame.length, firstId: entries[0]!.id, lastId: entries[entries.length - 1]!.id, count: entries.length });
+    w.size += frame.length;
   }
 
   /** Up to `max` records past `cursor`, oldest first. */

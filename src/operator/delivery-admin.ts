@@ -55,7 +55,7 @@ export class DeliveryAdmin {
     const keys = deliveryKeys(this.deps.redisPrefix, { trackerId, destinationId });
     const status = await this.statusStore(trackerId, destinationId).read();
     await this.deps.destinations.remove(trackerId, destinationId);
-    await this.deps.redis.del(keys.stream, keys.cursor, keys.deadLetters, keys.status, keys.lock, keys.spilled);
+    await this.deps.redis.del(keys.stream, keys.cursor, keys.deadLetters, keys.status, keys.lock, keys.spilled, keys.queued);
     return { queued: status.queued, deadLetters: status.deadLettered };
   }
 

@@ -1,0 +1,46 @@
+import { compareStreamIds, entryIdOf } from '../../jobs/keys';
+import { entryFields, entryRecords, rangeStartAfter, recordsAfter } from '../../jobs/stream-entries';
+
+/** Records in a destination's stream: blocks of a job's records, read back exactly, in order. */
+const json = (n: number) => JSON.stringify({ kind: 'event', id: `e${n}`, event: 'view', properties: { text: 'ünï\\ncode\u2028', n } });
+
+test('a block holds its records exactly, known as <entry>#<k>, the last one ending the entry', () => {
+  const records = [json(1), json(2), json(3)];
+  const fields = entryFields(records);
+  expect(fields.slice(0, 3)).toEqual(['n', '3', 'b1']);
+  const read = entryRecords('1700-5', fields);
+  expect(read).toEqual([
+    { id: '1700-5#0', json: records[0], endsEntry: false },
+    { id: '1700-5#1', json: records[1], endsEntry: false },
+    { id: '1700-5#2', json: records[2], endsEntry: true },
+  ]);
+});
+
+test('a plain record, as replay and older streams write it, keeps its entry id', () => {
+  expect(entryRecords('1700-6', ['r', json(4)])).toEqual([{ id: '1700-6', json: json(4), endsEntry: true }]);
+  expect(() => entryRecords('1700-7', ['x', 'y'])).toThrow('holds no record');
+});
+
+test('record ids order by entry, then place in the block', () => {
+  const ids = ['1700-5#2', '1700-6', '1700-5#0', '1699-9', '1700-5#10', '1700-5#1'];
+  expect([...ids].sort(compareStreamIds)).toEqual(['1699-9', '1700-5#0', '1700-5#1', '1700-5#2', '1700-5#10', '1700-6']);
+  expect(entryIdOf('1700-5#2')).toBe('1700-5');
+  expect(entryIdOf('1700-6')).toBe('1700-6');
+});
+
+test('reading after a cursor inside a block starts at that block and skips what was delivered', () => {
+  expect(rangeStartAfter('1700-5#1')).toBe('1700-5');
+  expect(rangeStartAfter('1700-5')).toBe('(1700-5');
+  const entries: Array<[string, Array<string | Buffer>]> = [
+    ['1700-5', entryFields([json(1), json(2), json(3)])],
+    ['1700-6', ['r', json(4)]],
+  ];
+  expect(recordsAfter(entries, '1700-5#1').map((r) => r.id)).toEqual(['1700-5#2', '1700-6']);
+  expect(recordsAfter(entries, '0-0')).toHaveLength(4);
+});
+
+test('a block is a fraction of its JSON: 20 similar events in about a fifth of their size', () => {
+  const records = Array.from({ length: 20 }, (_, n) => JSON.stringify({ kind: 'event', id: `019aa6f0-1234-7000-8000-${String(n).padStart(12, '0')}`, receivedAt: '2026-11-25T10:00:00.000Z', event: 'page_view', uid: `user-${n % 3}`, properties: { page: '/pricing', referrer: 'https://www.google.com/', n } }));
+  const bytes = (entryFields(records)[3] as Buffer).length;
+  expect(bytes).toBeLessThan(records.join('').length / 5);
+});
