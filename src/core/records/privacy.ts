@@ -71,7 +71,7 @@ export function truncateIp(text: string): string | undefined {
   if (isIPv4(ip)) return truncateIpv4(ip);
   const bare = ip.replace(/%.*$/, '');
   if (!isIPv6(bare)) return undefined;
-  const groups = expandIpv6(bare).map((g) => parseInt(g, 16));
+  const groups = expandIpv6(bare);
   if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
     const [hi = 0, lo = 0] = groups.slice(6);
     return `::ffff:${truncateIpv4(`${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`)}`;
@@ -82,21 +82,30 @@ export function truncateIp(text: string): string | undefined {
   return `${head.map((g) => g.toString(16)).join(':')}::`;
 }
 
-/** The eight 16-bit groups of a valid IPv6 address, in hex (an embedded IPv4 tail counts as two). */
-function expandIpv6(ip: string): string[] {
-  const [left = '', right] = ip.split('::');
-  const parts = (s: string): string[] => {
-    if (s === '') return [];
-    return s.split(':').flatMap((p) => {
-      if (!p.includes('.')) return [p];
-      const [a = 0, b = 0, c = 0, d = 0] = p.split('.').map(Number);
-      return [((a << 8) | b).toString(16), ((c << 8) | d).toString(16)];
-    });
-  };
-  const head = parts(left);
-  if (right === undefined) return head;
-  const tail = parts(right);
-  return [...head, ...Array<string>(8 - head.length - tail.length).fill('0'), ...tail];
+/** The 16-bit groups of a piece of a valid IPv6 address (an embedded IPv4 tail counts as two). */
+function groupsOf(piece: string, out: number[]): void {
+  if (piece === '') return;
+  for (const part of piece.split(':')) {
+    if (part.includes('.')) {
+      const [a = 0, b = 0, c = 0, d = 0] = part.split('.').map(Number);
+      out.push((a << 8) | b, (c << 8) | d);
+    } else out.push(parseInt(part, 16));
+  }
+}
+
+/** The eight 16-bit groups of a valid IPv6 address. */
+function expandIpv6(ip: string): number[] {
+  const gap = ip.indexOf('::');
+  const head: number[] = [];
+  if (gap < 0) {
+    groupsOf(ip, head);
+    return head;
+  }
+  const tail: number[] = [];
+  groupsOf(ip.slice(0, gap), head);
+  groupsOf(ip.slice(gap + 2), tail);
+  while (head.length + tail.length < 8) head.push(0);
+  return head.concat(tail);
 }
 
 /** `Ada.Lovelace@Example.COM` → `A***@example.com`: one character of the local part, never its length. */
