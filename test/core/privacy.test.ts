@@ -107,6 +107,25 @@ describe('applyPrivacy', () => {
     expect({ ...r.properties }).toEqual({ a: { b: 'scalar' } });
   });
 
+  test('records sharing a nested value each get it changed once', () => {
+    const plan = privacyPlan(tracker([{ property: '/billing/email', action: 'hash' }]));
+    const shared = { email: 'ada@example.com', country: 'FR' };
+    const a = record({ billing: shared });
+    const b = record({ billing: shared });
+    applyPrivacy(a, plan);
+    applyPrivacy(b, plan);
+    expect(a.properties.billing).toEqual({ email: hmac('ada@example.com'), country: 'FR' });
+    expect(b.properties.billing).toEqual({ email: hmac('ada@example.com'), country: 'FR' });
+  });
+
+  test('__proto__ is plain data on the way down', () => {
+    const plan = privacyPlan(tracker([{ property: '/__proto__/email', action: 'drop' }]));
+    const r = record(JSON.parse('{"__proto__": {"email": "x@y.z", "keep": 1}}') as Record<string, unknown>);
+    applyPrivacy(r, plan);
+    expect(JSON.stringify(r.properties)).toBe('{"__proto__":{"keep":1}}');
+    expect(({} as Record<string, unknown>).keep).toBeUndefined();
+  });
+
   test('the captured IP is treated once per request', () => {
     const plan = privacyPlan(tracker([{ property: '_ip', action: 'truncate-ip' }]));
     const context = { ip: '::ffff:127.0.0.1', userAgent: 'ua' };

@@ -150,7 +150,12 @@ function applyAt(node: Record<string, JsonValue> | JsonValue[], path: readonly s
   for (const key of matching(node, path[depth]!)) {
     const value = (node as Record<string, JsonValue>)[key]!;
     if (!last) {
-      if (isContainer(value)) applyAt(value, path, depth + 1, action, secret);
+      if (!isContainer(value)) continue;
+      // Copied before it is changed: records of one request can share a nested value (a `data=`
+      // object under an array body), and a value hashed twice would no longer join.
+      const copy = Array.isArray(value) ? value.slice() : { ...value };
+      (node as Record<string, JsonValue>)[key] = copy;
+      applyAt(copy, path, depth + 1, action, secret);
       continue;
     }
     const out = transform(value, action, secret);
