@@ -71,6 +71,12 @@ describe('a misread body is refused with what arrived and what to send', () => {
     expect(errorOf(res)).toMatchObject({ code: 'ERR_INVALID_PAYLOAD', message: expect.stringMatching(/encoded twice.*send the object itself/) });
   });
 
+  test('data= holding JSON text instead of base64', async () => {
+    const res = await api.http.get(`/v3/event?_token=${api.token}&data=${encodeURIComponent('{"_event":"x"}')}`);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: 'ERR_MALFORMED_BASE64', field: 'data', message: expect.stringMatching(/holds JSON text, not base64: encode the JSON with base64/) });
+  });
+
   test('a scalar says what it is', async () => {
     const res = await post('42', { 'content-type': 'application/json' });
     expect(errorOf(res).message).toMatch(/is JSON a number, not a record/);
