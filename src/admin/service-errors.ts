@@ -8,6 +8,7 @@ import { TrackerServiceError, type TrackerServiceErrorCode } from '../operator/t
 // Exhaustive maps: a new service error code fails the type check until it is given a status here.
 const TRACKER: Readonly<Record<TrackerServiceErrorCode, ErrorCode>> = {
   TRACKER_NOT_FOUND: 'ERR_ADMIN_NOT_FOUND',
+  RULE_NOT_FOUND: 'ERR_ADMIN_NOT_FOUND',
   TOKEN_NOT_FOUND: 'ERR_ADMIN_NOT_FOUND',
   TOKEN_AMBIGUOUS: 'ERR_ADMIN_INVALID',
   INVALID_INPUT: 'ERR_ADMIN_INVALID',

@@ -2,6 +2,7 @@ import type Router from '@koa/router';
 import { ApiError } from '../core/errors';
 import { buildIntegrationView } from '../operator/integration-view';
 import type { CreateTrackerInput, UpdateTrackerInput } from '../operator/tracker-service';
+import type { PrivacyRule } from '../core/trackers/privacy-rules';
 import { activeTokens } from '../core/trackers/types';
 import type { AdminDeps } from './deps';
 import { readJsonObject } from './json-body';
@@ -38,6 +39,18 @@ export function registerTrackerRoutes(router: Router, deps: AdminDeps): void {
 
   router.delete('/trackers/:id/tokens/:token', async (ctx) => {
     ctx.body = await trackers.revokeToken(ctx.params.id!, ctx.params.token!);
+  });
+
+  // One personal-data rule at a time (PATCH with privacyRules replaces the list): added, or its action changed.
+  router.post('/trackers/:id/privacy-rules', async (ctx) => {
+    ctx.body = await trackers.setPrivacyRule(ctx.params.id!, (await readJsonObject(ctx)) as PrivacyRule);
+  });
+
+  // The property goes in the query: a JSON pointer's slashes would be path segments.
+  router.delete('/trackers/:id/privacy-rules', async (ctx) => {
+    const property = ctx.query.property;
+    if (typeof property !== 'string' || property === '') throw new ApiError('ERR_ADMIN_INVALID', 'Name the rule to remove: ?property=<name or JSON pointer>.', 'property');
+    ctx.body = await trackers.removePrivacyRule(ctx.params.id!, property);
   });
 
   // The view of the oldest active token: the one clients most likely use.

@@ -46,6 +46,7 @@ export function renderTrackerDetails(t: Tracker): string {
     ['  invalid unicode', t.invalidUnicode === 'replace' ? 'replaced with U+FFFD' : 'refused (400)'],
     ['  dedup window', t.dedupWindowHours > 0 ? `${t.dedupWindowHours} h (client keys: _id, Idempotency-Key)` : 'off'],
     ['  destinations', destinations],
+    ['  personal data', t.privacyRules.length === 0 ? 'stored as sent (no rules)' : t.privacyRules.map((r) => `${r.property}: ${r.action}`).join(', ')],
     ['  created', t.createdAt],
   ]);
   const tokens = table(t.tokens.map((tok) => [`  ${tok.token}`, tokenState(tok), `created ${tok.createdAt}`]));

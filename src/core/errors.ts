@@ -29,7 +29,7 @@ export const ERROR_CODES = {
   ERR_ADMIN_CROSS_ORIGIN: { status: 403, message: "A change sent with the console's session cookie came from another origin." },
   ERR_NOT_FOUND: { status: 404, message: 'No such endpoint.' },
   ERR_WEBHOOK_NOT_FOUND: { status: 404, message: 'No such webhook source: check the URL the sender posts to.' },
-  ERR_ADMIN_NOT_FOUND: { status: 404, message: 'No such tracker, token, destination or webhook source.' },
+  ERR_ADMIN_NOT_FOUND: { status: 404, message: 'No such tracker, token, destination, webhook source or personal-data rule.' },
   ERR_METHOD_NOT_ALLOWED: { status: 405, message: 'This endpoint does not accept that method.' },
   ERR_ADMIN_CONFLICT: { status: 409, message: 'The change conflicts with the current state (an id taken, the last active token).' },
   ERR_REQUEST_TIMEOUT: { status: 408, message: 'The request did not arrive in time.' },

@@ -1,8 +1,9 @@
 /**
- * Destination secrets (an inline service-account key) never reach a terminal, a script's log or an
+ * Destination secrets (an inline service-account key) and a tracker's privacy secret (with it, a
+ * hashed e-mail can be found by hashing guesses) never reach a terminal, a script's log or an
  * admin API response. One list, shared by the CLI's JSON output and the admin API.
  */
-const SECRET_KEYS = new Set(['credentials', 'private_key', 'privateKey', 'client_secret']);
+const SECRET_KEYS = new Set(['credentials', 'private_key', 'privateKey', 'client_secret', 'privacySecret']);
 
 /** What a secret reads as once redacted; sent back unchanged in an update, it means "keep the stored value". */
 export const REDACTED = '[redacted]';

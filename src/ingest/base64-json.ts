@@ -9,6 +9,9 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  */
 export function decodeBase64Json(input: string): unknown {
   const text = input.trim().replace(/ /g, '+');
+  if (/^\s*[[{]/.test(input)) {
+    throw new ApiError('ERR_MALFORMED_BASE64', 'The data parameter holds JSON text, not base64: encode the JSON with base64 (e.g. data=$(printf %s \'{"_event":"signup"}\' | base64)), or send each field as its own URL parameter.', 'data');
+  }
   if (!BASE64.test(text) || text.replace(/=+$/, '').length % 4 === 1) {
     throw new ApiError('ERR_MALFORMED_BASE64', 'The data parameter is not valid base64 (standard or URL-safe alphabet).', 'data');
   }

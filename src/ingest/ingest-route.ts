@@ -5,6 +5,7 @@ import { ApiError, type RecordError } from '../core/errors';
 import type { Metrics } from '../core/metrics';
 import { dedupMember } from './dedup';
 import { CLIENT_KEY_PATTERN, normalizeRecord } from '../core/records/normalize';
+import { applyPrivacy, applyPrivacyToContext, privacyPlan } from '../core/records/privacy';
 import { extractPayload, flatParams, type ParsedBody } from './payload';
 import type { RecordKind, RequestContext, TrackedRecord } from '../core/records/types';
 import type { IngestWriter } from './ingest-writer';
@@ -89,8 +90,9 @@ function idempotencyKeys(header: string | undefined, count: number, batch: boole
 }
 
 /**
- * The v3 handler shared by every form: parse → authenticate → validate each record → store in
- * Redis → answer. Returns the outcome for the caller that renders the response.
+ * The v3 handler shared by every form: parse → authenticate → validate each record → apply the
+ * tracker's personal-data rules → store in Redis → answer. Returns the outcome for the caller
+ * that renders the response.
  */
 export async function ingest(ctx: Context, kind: RecordKind, deps: IngestDeps): Promise<IngestOutcome> {
   const { limits } = deps.config;
@@ -100,10 +102,14 @@ export async function ingest(ctx: Context, kind: RecordKind, deps: IngestDeps): 
   );
   const tracker = await resolveTracker(deps, payload.token);
   ctx.state.trackerId = tracker.id;
+  // One comparison for a tracker without personal-data rules; set before any refusal, so the live view redacts.
+  const privacy = tracker.privacyRules.length > 0 ? privacyPlan(tracker) : undefined;
+  if (privacy) ctx.state.privacy = privacy;
   if (!originAllowed(tracker, ctx.get('origin') || undefined)) throw new ApiError('ERR_ORIGIN_NOT_ALLOWED', `Origin ${ctx.get('origin')} is not allowed by this tracker.`);
 
   const receivedAt = receivedNow();
   const context = tracker.captureContext ? requestContext(ctx) : undefined;
+  if (context && privacy) applyPrivacyToContext(context, privacy);
   const headerKeys = idempotencyKeys(ctx.get('idempotency-key') || undefined, payload.items.length, payload.batch);
   const dedupOn = tracker.dedupWindowHours > 0;
   const valid: TrackedRecord[] = [];
@@ -114,6 +120,7 @@ export async function ingest(ctx: Context, kind: RecordKind, deps: IngestDeps): 
     if ('error' in item) return item;
     const outcome = normalizeRecord({ kind, raw: item.fields, id: uuidv7(), idempotencyKey: headerKeys?.[i], invalidUnicode: tracker.invalidUnicode, receivedAt, timeZone: tracker.timeZone, limits, context });
     if (!outcome.ok) return { error: outcome.error };
+    if (privacy) applyPrivacy(outcome.record, privacy);
     if (outcome.keyed && dedupOn) {
       members ??= valid.map(() => undefined);
       members.push(dedupMember(kind, outcome.record.id));

@@ -76,6 +76,15 @@ function takeToken(fields: Record<string, unknown>, where: string, seen: Set<str
   if (values.length === 0) throw new ApiError('ERR_INVALID_TOKEN', `_token in the ${where} must be a non-empty string.`, '_token');
 }
 
+/** What arrived instead of a record, and what to send: a JSON string holding JSON was encoded twice. */
+function notARecord(value: unknown, where: string): string {
+  if (typeof value === 'string' && /^\s*[[{]/.test(value)) {
+    return `The ${where} is a JSON string that holds JSON (encoded twice, e.g. JSON.stringify of a string): send the object itself, e.g. {"_event":"signup"}.`;
+  }
+  const what = value === null ? 'null' : typeof value === 'string' ? 'a string' : `a ${typeof value}`;
+  return `The ${where} is JSON ${what}, not a record: send a JSON object such as {"_event":"signup"}, or an array of them.`;
+}
+
 /**
  * Turns the parts of a request into raw records. URL parameters are the base and the encoded
  * payload (POST body, else `data=`) overlays them; `data=` alongside a body overlays the base too.
@@ -119,7 +128,7 @@ export function extractPayload(parts: RequestParts, limits: Limits): ExtractedPa
     if (payload.length > limits.recordsPerRequest) throw new ApiError('ERR_TOO_MANY_RECORDS', `At most ${limits.recordsPerRequest} records per request.`);
     entries = payload;
   } else if (isPlainObject(payload)) entries = [payload];
-  else throw new ApiError('ERR_INVALID_PAYLOAD');
+  else throw new ApiError('ERR_INVALID_PAYLOAD', notARecord(payload, parts.body.kind === 'none' ? 'data parameter' : 'body'));
 
   const items = entries.map((entry): PayloadItem => {
     if (!isPlainObject(entry)) return { error: recordError('ERR_INVALID_PAYLOAD', undefined, 'Each array element must be a JSON object.') };

@@ -4,6 +4,7 @@ import { createBrotliDecompress, createUnzip } from 'node:zlib';
 import type { Context, Middleware } from 'koa';
 import type { Limits } from '../core/config';
 import { ApiError } from '../core/errors';
+import { parseV3BodyText } from './body-shape';
 import { flatParams, type ParsedBody } from './payload';
 
 const JSON_TYPES = ['application/json', 'application/*+json', 'text/plain'];
@@ -138,7 +139,8 @@ function drained(req: Context['req'], cap: number): Promise<boolean> {
 /**
  * Reads a POST body within the limits and parses it to `ctx.state.body`. Bodies are parsed by
  * JSON.parse (which keeps `__proto__` as an own key) or URLSearchParams (flat strings).
- * Without a Content-Type (sendBeacon with an untyped Blob) the body is read as JSON text.
+ * Without a Content-Type (sendBeacon with an untyped Blob) the body is read as JSON text; a form
+ * that is really JSON is read as JSON (body-shape.ts).
  */
 export function createReadBody(limits: Limits): Middleware {
   return async (ctx, next) => {
@@ -147,7 +149,7 @@ export function createReadBody(limits: Limits): Middleware {
       return next();
     }
     const { raw, isForm } = await readBodyBytes(ctx, limits);
-    ctx.state.body = parseBodyText(raw, isForm);
+    ctx.state.body = parseV3BodyText(decodeUtf8(raw), isForm, ctx.req.headers['content-type']);
     return next();
   };
 }
@@ -183,13 +185,17 @@ export async function readBodyBytes(ctx: Context, limits: Limits): Promise<{ raw
   return { raw, isForm };
 }
 
-export function parseBodyText(raw: Buffer, isForm: boolean): ParsedBody {
-  let text: string;
+function decodeUtf8(raw: Buffer): string {
   try {
-    text = utf8.decode(raw);
+    return utf8.decode(raw);
   } catch {
     throw new ApiError('ERR_MALFORMED_BODY', 'The body is not valid UTF-8.');
   }
+}
+
+/** A body's text as its Content-Type says, with no second guessing: what webhook senders get. */
+export function parseBodyText(raw: Buffer, isForm: boolean): ParsedBody {
+  const text = decodeUtf8(raw);
   if (isForm) return text.length === 0 ? { kind: 'none' } : { kind: 'form', value: flatParams(new URLSearchParams(text)) };
   if (text.trim().length === 0) return { kind: 'none' };
   try {

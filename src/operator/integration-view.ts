@@ -1,4 +1,5 @@
 import { RECORD_KINDS, type RecordKind } from '../core/records/types';
+import type { PrivacyAction } from '../core/trackers/privacy-rules';
 import type { Tracker } from '../core/trackers/types';
 
 export type ExampleForm = 'post-json' | 'post-json-token' | 'post-gzip' | 'get-params' | 'get-data' | 'pixel';
@@ -27,6 +28,13 @@ export interface CurlExample {
   command: string;
 }
 
+/** A personal-data rule as a client's developer needs to know it: what happens to the value they send. */
+export interface PrivacyRuleView {
+  property: string;
+  action: PrivacyAction;
+  effect: string;
+}
+
 export interface IntegrationView {
   trackerId: string;
   trackerName: string;
@@ -37,6 +45,8 @@ export interface IntegrationView {
   /** Every form for every endpoint. */
   curl: CurlExample[];
   pixelSnippet: string;
+  /** What the tracker does to personal data before storing it; empty: everything is stored as sent. */
+  privacyRules: PrivacyRuleView[];
 }
 
 const SAMPLES: Readonly<Record<RecordKind, Readonly<Record<string, string>>>> = {
@@ -98,6 +108,17 @@ function curlExamples(e: EndpointView, token: string): CurlExample[] {
   return (Object.keys(commands) as ExampleForm[]).map((form) => ({ kind: e.kind, form, title: FORM_TITLES[form], command: commands[form] }));
 }
 
+const EFFECTS: Readonly<Record<PrivacyAction, string>> = {
+  drop: 'removed before storage',
+  hash: 'stored as HMAC-SHA256 hex with the tracker\'s secret (equal values stay equal)',
+  'truncate-ip': 'IPv4 stored with its last octet 0, IPv6 with only its first 48 bits',
+  'mask-email': 'stored as first character + ***@ + domain (ada@example.com → a***@example.com)',
+};
+
+export function privacyRuleViews(tracker: Tracker): PrivacyRuleView[] {
+  return tracker.privacyRules.map((r) => ({ property: r.property, action: r.action, effect: EFFECTS[r.action] }));
+}
+
 /** Everything a client needs to send data to `tracker` with `token`, for the CLI and the console alike. */
 export function buildIntegrationView(tracker: Tracker, token: string, publicUrl: string): IntegrationView {
   const baseUrl = publicUrl.replace(/\/+$/, '');
@@ -112,6 +133,7 @@ export function buildIntegrationView(tracker: Tracker, token: string, publicUrl:
     endpoints,
     curl: endpoints.flatMap((e) => curlExamples(e, token)),
     pixelSnippet: `<img src="${escapeHtml(event.pixelUrl)}" width="1" height="1" alt="">`,
+    privacyRules: privacyRuleViews(tracker),
   };
 }
 
@@ -137,5 +159,8 @@ export function renderIntegrationViewText(view: IntegrationView): string {
   const order = [...shown.filter((c) => c.kind === 'event'), ...shown.filter((c) => c.kind !== 'event')];
   for (const c of order) lines.push(`  # ${c.title} (/v3/${c.kind})`, `  ${c.command}`, '');
   lines.push('<img> pixel', `  ${view.pixelSnippet}`);
+  lines.push('', 'Personal data');
+  if (view.privacyRules.length === 0) lines.push('  no rules: every property is stored as sent');
+  for (const r of view.privacyRules) lines.push(`  ${r.property}: ${r.action}, ${r.effect}`);
   return lines.join('\n');
 }

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { TrackerStore } from '../core/trackers/store';
+import { generatePrivacySecret, PrivacyRuleSchema, PrivacyRulesSchema, type PrivacyRule } from '../core/trackers/privacy-rules';
 import { generateToken, tokensEqual } from '../core/trackers/tokens';
 import { activeTokens, describeIssues, RateLimitSchema, TrackerSchema, type Tracker, type TrackerToken } from '../core/trackers/types';
 
-export type TrackerServiceErrorCode = 'TRACKER_NOT_FOUND' | 'TOKEN_NOT_FOUND' | 'TOKEN_AMBIGUOUS' | 'LAST_TOKEN' | 'INVALID_INPUT' | 'ID_TAKEN';
+export type TrackerServiceErrorCode = 'TRACKER_NOT_FOUND' | 'RULE_NOT_FOUND' | 'TOKEN_NOT_FOUND' | 'TOKEN_AMBIGUOUS' | 'LAST_TOKEN' | 'INVALID_INPUT' | 'ID_TAKEN';
 
 /** A refusal the caller can show as-is; `field` names the offending input when there is one. */
 export class TrackerServiceError extends Error {
@@ -39,6 +40,8 @@ export const CreateTrackerInputSchema = z
     /** Hours client keys are remembered; 0 turns deduplication off. */
     dedupWindowHours: z.number().optional(),
     invalidUnicode: z.enum(['reject', 'replace']).optional(),
+    /** Personal-data rules; replaces the list. Each refusal names the rule by its index. */
+    privacyRules: PrivacyRulesSchema.optional(),
   })
   .strict();
 
@@ -104,7 +107,8 @@ export class TrackerService {
     const fields = parse(CreateTrackerInputSchema, input);
     const token = generateToken();
     const createdAt = this.isoNow();
-    const build = (id: string): Tracker => parse(TrackerSchema, { ...fields, id, tokens: [{ token, createdAt }], createdAt });
+    const secret = fields.privacyRules?.some((r) => r.action === 'hash') ? { privacySecret: generatePrivacySecret() } : {};
+    const build = (id: string): Tracker => parse(TrackerSchema, { ...fields, ...secret, id, tokens: [{ token, createdAt }], createdAt });
 
     if (fields.id !== undefined) {
       const tracker = build(fields.id);
@@ -144,7 +148,28 @@ export class TrackerService {
       if (patch.captureContext !== undefined) next.captureContext = patch.captureContext;
       if (patch.dedupWindowHours !== undefined) next.dedupWindowHours = patch.dedupWindowHours;
       if (patch.invalidUnicode !== undefined) next.invalidUnicode = patch.invalidUnicode;
+      if (patch.privacyRules !== undefined) next.privacyRules = patch.privacyRules;
       return parse(TrackerSchema, next);
+    });
+  }
+
+  /** Adds a personal-data rule, or changes the action of the rule already naming that property. */
+  async setPrivacyRule(id: string, rule: PrivacyRule): Promise<Tracker> {
+    const valid = parse(PrivacyRuleSchema, rule);
+    return this.mutate(id, async (tracker) => {
+      const at = tracker.privacyRules.findIndex((r) => r.property === valid.property);
+      const rules = at < 0 ? [...tracker.privacyRules, valid] : tracker.privacyRules.map((r, i) => (i === at ? valid : r));
+      return parse(TrackerSchema, { ...tracker, privacyRules: rules });
+    });
+  }
+
+  /** Removes the rule naming `property`, as it was written (`email`, `/address/email`). */
+  async removePrivacyRule(id: string, property: string): Promise<Tracker> {
+    return this.mutate(id, async (tracker) => {
+      if (!tracker.privacyRules.some((r) => r.property === property)) {
+        throw new TrackerServiceError('RULE_NOT_FOUND', `Tracker "${tracker.id}" has no personal-data rule for ${property}.`, 'property');
+      }
+      return { ...tracker, privacyRules: tracker.privacyRules.filter((r) => r.property !== property) };
     });
   }
 

@@ -342,12 +342,44 @@ suite('console in a browser', () => {
     await page.getByText('No webhook source yet').waitFor();
   });
 
+  test('sets personal-data rules in Settings, names a refused one, lists them in the integration view, and stores the masked value', async () => {
+    await tab('Settings').click();
+    const rules = page.getByRole('region', { name: 'Personal data' });
+    await rules.getByText('No rules: every property is stored as sent.').waitFor();
+    await rules.getByRole('textbox', { name: 'Property', exact: true }).fill('email');
+    await rules.getByRole('combobox', { name: 'Action', exact: true }).selectOption('mask-email');
+    await rules.getByRole('button', { name: 'Add rule' }).click();
+    await rules.getByRole('status').filter({ hasText: 'Rule saved: email → mask-email.' }).waitFor();
+    await rules.getByRole('row').filter({ hasText: 'mask-email' }).filter({ hasText: 'email' }).waitFor();
+
+    await rules.getByRole('textbox', { name: 'Property', exact: true }).fill('_uid');
+    await rules.getByRole('combobox', { name: 'Action', exact: true }).selectOption('drop');
+    await rules.getByRole('button', { name: 'Add rule' }).click();
+    await rules.getByRole('alert').filter({ hasText: 'rule _uid → drop: _uid takes hash, not drop' }).waitFor();
+    await shot('10-personal-data');
+
+    await tab('Integration').click();
+    const listed = page.getByRole('region', { name: 'Personal data' });
+    await expect(listed.getByRole('row').filter({ hasText: 'email' }).textContent()).resolves.toMatch(/emailmask-emailstored as first character \+ \*\*\*@ \+ domain/);
+
+    const sent = await fetch(`${base}/v3/event`, { method: 'POST', headers: { Authorization: `Tracker ${token}` }, body: JSON.stringify({ _event: 'masked', email: 'grace.hopper@example.com' }) });
+    expect(sent.status).toBe(202);
+    const deadline = Date.now() + 30_000;
+    let stored: unknown[][] = [];
+    while (Date.now() < deadline && stored.length === 0) {
+      const res = await fetch(`${base}/admin/api/trackers/${TRACKER_ID}/query`, { method: 'POST', headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ sql: "SELECT email FROM events WHERE _event = 'masked'" }) });
+      stored = res.ok ? ((await res.json()) as { rows: unknown[][] }).rows : [];
+      if (stored.length === 0) await page.waitForTimeout(500);
+    }
+    expect(stored).toEqual([['g***@example.com']]);
+  });
+
   test('fits a narrow window and signs out', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await tab('Integration').click();
     await page.getByRole('button', { name: 'Copy pixel URL for event' }).waitFor();
     await expect(page.evaluate<boolean>('document.documentElement.scrollWidth <= window.innerWidth')).resolves.toBe(true);
-    await shot('10-integration-narrow');
+    await shot('11-integration-narrow');
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('Admin token').waitFor();

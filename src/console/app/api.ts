@@ -1,4 +1,4 @@
-import type { ConnectorInfo, DeadLetter, Destination, DestinationView, HmacSettings, IntegrationView, QueryResult, RateLimit, SourceDelivery, SourceMapping, SourceType, SourceView, TestResult, Tracker } from './types.js';
+import type { ConnectorInfo, DeadLetter, Destination, DestinationView, HmacSettings, IntegrationView, PrivacyRule, QueryResult, RateLimit, SourceDelivery, SourceMapping, SourceType, SourceView, TestResult, Tracker } from './types.js';
 
 /** An answer other than 2xx, with the server's error code, message and offending field. */
 export class ApiError extends Error {
@@ -104,6 +104,8 @@ export const api = {
     addToken: (id: string) => call<{ tracker: Tracker; token: string }>('POST', `${tracker(id)}/tokens`),
     revokeToken: (id: string, token: string) => call<{ tracker: Tracker; alreadyRevoked: boolean }>('DELETE', `${tracker(id)}/tokens/${seg(token)}`),
     integration: (id: string) => call<IntegrationView>('GET', `${tracker(id)}/integration`),
+    setPrivacyRule: (id: string, rule: PrivacyRule) => call<Tracker>('POST', `${tracker(id)}/privacy-rules`, rule),
+    removePrivacyRule: (id: string, property: string) => call<Tracker>('DELETE', `${tracker(id)}/privacy-rules?property=${encodeURIComponent(property)}`),
     query: (id: string, sql: string, dest?: string) => call<QueryResult>('POST', `${tracker(id)}/query`, dest ? { sql, destination: dest } : { sql }),
   },
   connectors: async () => (await call<{ connectors: ConnectorInfo[] }>('GET', '/connectors')).connectors,

@@ -6,7 +6,8 @@ import { WebhookBuilder } from './webhook-builder.js';
 
 /** Every way to send data to this tracker, with its token filled in, ready to copy. */
 export function IntegrationTab({ tracker }: { tracker: Tracker }) {
-  const view = useLoad(() => api.trackers.integration(tracker.id), `${tracker.id}:${tracker.tokens.length}`);
+  const rulesKey = tracker.privacyRules.map((r) => `${r.property}=${r.action}`).join('&');
+  const view = useLoad(() => api.trackers.integration(tracker.id), `${tracker.id}:${tracker.tokens.length}:${rulesKey}`);
   if (!view.data) return view.error ? <Alert message={view.error} /> : <Spinner />;
   const v = view.data;
   const event = v.endpoints.find((e) => e.kind === 'event');
@@ -36,6 +37,7 @@ export function IntegrationTab({ tracker }: { tracker: Tracker }) {
         <Endpoint key={e.kind} endpoint={e} view={v} />
       ))}
       {event && <Snippets event={event} view={v} />}
+      <PersonalData view={v} />
       <WebhookBuilder baseUrl={v.baseUrl} token={v.token} />
     </>
   );
@@ -111,6 +113,41 @@ function Snippets({ event, view }: { event: EndpointView; view: IntegrationView 
           <CopyField value={beacon} label="Copy sendBeacon snippet" multiline />
         </dd>
       </dl>
+    </section>
+  );
+}
+
+/** What a client's developer must know: which values are changed before storage, and how. */
+function PersonalData({ view }: { view: IntegrationView }) {
+  return (
+    <section class="card" aria-labelledby="personal-data-heading">
+      <h2 id="personal-data-heading">Personal data</h2>
+      {view.privacyRules.length === 0 ? (
+        <p class="hint">No rules: every property is stored as sent. Add rules in Settings → Personal data.</p>
+      ) : (
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Property</th>
+                <th scope="col">Action</th>
+                <th scope="col">What is stored</th>
+              </tr>
+            </thead>
+            <tbody>
+              {view.privacyRules.map((r) => (
+                <tr key={r.property}>
+                  <td>
+                    <code>{r.property}</code>
+                  </td>
+                  <td>{r.action}</td>
+                  <td>{r.effect}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
     </section>
   );
 }

@@ -3,6 +3,7 @@ import { api, messageOf } from './api.js';
 import { Alert, ConfirmButton, CopyButton, CopyField, Status } from './components.js';
 import { useFormErrors } from './form-errors.js';
 import { formatTime, shortToken } from './format.js';
+import { PrivacyRules } from './privacy-rules.js';
 import { checkValues, inputOf, TrackerFields, trackerFieldKey, valuesOf } from './tracker-form.js';
 import type { Tracker } from './types.js';
 
@@ -10,6 +11,7 @@ export function SettingsTab({ tracker, onChange }: { tracker: Tracker; onChange:
   return (
     <>
       <TrackerSettings tracker={tracker} onChange={onChange} />
+      <PrivacyRules tracker={tracker} onChange={onChange} />
       <Tokens tracker={tracker} onChange={onChange} />
     </>
   );

@@ -28,6 +28,18 @@ export interface Destination {
   settings: Record<string, unknown>;
 }
 
+export const PRIVACY_ACTIONS = ['drop', 'hash', 'truncate-ip', 'mask-email'] as const;
+export type PrivacyAction = (typeof PRIVACY_ACTIONS)[number];
+
+export interface PrivacyRule {
+  property: string;
+  action: PrivacyAction;
+}
+
+export interface PrivacyRuleView extends PrivacyRule {
+  effect: string;
+}
+
 export interface Tracker {
   id: string;
   name: string;
@@ -38,6 +50,9 @@ export interface Tracker {
   captureContext: boolean;
   dedupWindowHours: number;
   destinations: Destination[];
+  privacyRules: PrivacyRule[];
+  /** Always `[redacted]` over the admin API. */
+  privacySecret?: string;
   createdAt: string;
 }
 
@@ -67,6 +82,7 @@ export interface IntegrationView {
   endpoints: EndpointView[];
   curl: CurlExample[];
   pixelSnippet: string;
+  privacyRules: PrivacyRuleView[];
 }
 
 export interface DestinationStatus {

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { generatePrivacySecret } from './privacy-rules';
 import { tokenDigest } from './tokens';
 import { TrackerSchema, type Tracker } from './types';
 
@@ -62,18 +63,23 @@ export class TrackerStore {
     return (await this.redis.get(this.tokenKey(tokenDigest(token)))) ?? undefined;
   }
 
-  /** 1 written, 0 the stored JSON was not `expected`, -1 a token belongs to another tracker. */
-  private async saveIf(expected: string, tracker: Tracker): Promise<number> {
+  /**
+   * 1 written, 0 the stored JSON was not `expected`, -1 a token belongs to another tracker; and
+   * the tracker as written. Whichever door added the first `hash` rule, the secret is made here.
+   */
+  private async saveIf(expected: string, tracker: Tracker): Promise<{ result: number; saved: Tracker }> {
     const valid = TrackerSchema.parse(tracker);
+    if (valid.privacySecret === undefined && valid.privacyRules.some((r) => r.action === 'hash')) valid.privacySecret = generatePrivacySecret();
     const active = valid.tokens.filter((t) => !t.revokedAt).map((t) => this.tokenKey(tokenDigest(t.token)));
     const revoked = valid.tokens.filter((t) => t.revokedAt).map((t) => this.tokenKey(tokenDigest(t.token)));
     const keys = [this.trackerKey(valid.id), this.indexKey, ...active, ...revoked];
-    return (await this.redis.eval(SAVE_IF, keys.length, ...keys, expected, JSON.stringify(valid), valid.id, active.length)) as number;
+    const result = (await this.redis.eval(SAVE_IF, keys.length, ...keys, expected, JSON.stringify(valid), valid.id, active.length)) as number;
+    return { result, saved: valid };
   }
 
   /** Creates the tracker unless its id or one of its tokens is taken. Returns false when taken. */
   async create(tracker: Tracker): Promise<boolean> {
-    return (await this.saveIf('', tracker)) === 1;
+    return (await this.saveIf('', tracker)).result === 1;
   }
 
   /**
@@ -85,8 +91,8 @@ export class TrackerStore {
       const json = await this.redis.get(this.trackerKey(id));
       if (json === null) return undefined;
       const next = await change(TrackerSchema.parse(JSON.parse(json)));
-      const result = await this.saveIf(json, next);
-      if (result === 1) return TrackerSchema.parse(next);
+      const { result, saved } = await this.saveIf(json, next);
+      if (result === 1) return saved;
       if (result === -1) throw new TrackerConflictError('A token of this tracker already belongs to another tracker.');
     }
     throw new TrackerConflictError(`Tracker ${id} is being changed by someone else; try again.`);
@@ -96,7 +102,7 @@ export class TrackerStore {
   async save(tracker: Tracker): Promise<void> {
     for (let attempt = 0; attempt < 20; attempt++) {
       const json = (await this.redis.get(this.trackerKey(tracker.id))) ?? '';
-      const result = await this.saveIf(json, tracker);
+      const { result } = await this.saveIf(json, tracker);
       if (result === 1) return;
       if (result === -1) throw new TrackerConflictError(`A token of tracker ${tracker.id} already belongs to another tracker.`);
     }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isValidTimeZone } from '../records/event-time';
+import { PrivacyRulesSchema, PrivacySecretSchema } from './privacy-rules';
 
 /** Generated tokens are 32 random bytes; declared ones must carry at least 128 bits' worth of base64url. */
 export const TOKEN_PATTERN = /^[A-Za-z0-9_-]{22,200}$/;
@@ -102,6 +103,13 @@ export const TrackerSchema = z.object({
   destinations: z.array(DestinationSchema).default([]),
   /** Webhook senders with their own URL and signing secret (see src/ingest/webhooks). */
   sources: z.array(WebhookSourceSchema).default([]),
+  /** Personal-data rules, applied to every record at the ingest edge before it reaches Redis (privacy-rules.ts). */
+  privacyRules: PrivacyRulesSchema.default([]),
+  /**
+   * The HMAC key of the `hash` rules. Generated when the tracker is first stored with a `hash`
+   * rule and kept for ever after: changing it changes every hash, and joins with older data break.
+   */
+  privacySecret: PrivacySecretSchema.optional(),
   createdAt: z.string().default(() => new Date().toISOString()),
 });
 

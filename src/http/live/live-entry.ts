@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import { ERROR_HEADER } from '../error-handler';
 import type { FixedResponse } from '../../ingest/fixed-responses';
+import { isPrivateParam, type PrivacyPlan } from '../../core/records/privacy';
 import { RECORD_KINDS, type RecordKind, type TrackedRecord } from '../../core/records/types';
 
 /** The most records one entry carries; a larger batch is cut, and `recordCount` says how many there were. */
@@ -44,10 +45,16 @@ function kindOf(path: string): RecordKind | null {
   return kind !== undefined && (RECORD_KINDS as readonly string[]).includes(kind) ? (kind as RecordKind) : null;
 }
 
-function redactedQuery(querystring: string): Record<string, string> {
+/** `_token`, and the parameters the tracker's personal-data rules change, are never shown raw. */
+function redactedQuery(querystring: string, privacy: PrivacyPlan | undefined): Record<string, string> {
   const query: Record<string, string> = {};
-  for (const [name, value] of new URLSearchParams(querystring)) query[name] = name === '_token' ? '[redacted]' : value;
+  for (const [name, value] of new URLSearchParams(querystring)) query[name] = name === '_token' || (privacy && isPrivateParam(privacy, name)) ? '[redacted]' : value;
   return query;
+}
+
+/** For an entry built before its tracker was known: hides what that tracker's rules change. */
+export function redactEntry(entry: LiveEntry, privacy: PrivacyPlan): void {
+  for (const name of Object.keys(entry.request.query)) if (isPrivateParam(privacy, name)) entry.request.query[name] = '[redacted]';
 }
 
 function errorCodeOf(ctx: Context): string | null {
@@ -59,7 +66,7 @@ function errorCodeOf(ctx: Context): string | null {
 }
 
 /** Reads a finished request; the records are the ones the route stored (none for a refusal). */
-export function buildLiveEntry(ctx: Context, records: readonly TrackedRecord[], duplicates = 0): LiveEntry {
+export function buildLiveEntry(ctx: Context, records: readonly TrackedRecord[], duplicates = 0, privacy?: PrivacyPlan): LiveEntry {
   const fixed = (FIXED_IN_PATH.exec(ctx.path)?.[1] as FixedResponse | undefined) ?? null;
   return {
     at: new Date().toISOString(),
@@ -67,7 +74,7 @@ export function buildLiveEntry(ctx: Context, records: readonly TrackedRecord[], 
     request: {
       method: ctx.method,
       path: ctx.path,
-      query: redactedQuery(ctx.querystring),
+      query: redactedQuery(ctx.querystring, privacy),
       contentType: ctx.get('content-type') || null,
       origin: ctx.get('origin') || null,
       userAgent: ctx.get('user-agent') || null,

@@ -5,7 +5,8 @@ import type { Logger } from '../../core/logger';
 import { createRedis } from '../../core/redis/redis';
 import type { TrackedRecord } from '../../core/records/types';
 import type { TrackerResolver } from '../../ingest/resolver';
-import { buildLiveEntry } from './live-entry';
+import { privacyPlan, type PrivacyPlan } from '../../core/records/privacy';
+import { buildLiveEntry, redactEntry } from './live-entry';
 
 /** A subscriber gets each entry as the JSON text that went over Redis: SSE sends it as it is. */
 export type LiveListener = (entryJson: string) => void;
@@ -101,7 +102,7 @@ export class LiveFeed {
     const trackerId = ctx.state.trackerId as string | undefined;
     const records = (ctx.state.liveRecords as TrackedRecord[] | undefined) ?? [];
     if (trackerId !== undefined) {
-      if (this.isWatched(trackerId)) this.publish(trackerId, ctx, records, (ctx.state.liveDuplicates as number | undefined) ?? 0);
+      if (this.isWatched(trackerId)) this.publish(trackerId, ctx, records, (ctx.state.liveDuplicates as number | undefined) ?? 0, ctx.state.privacy as PrivacyPlan | undefined);
       return;
     }
     // Refused before its tracker was known (unreadable body, too large, wrong type…): the token in
@@ -110,17 +111,19 @@ export class LiveFeed {
     const token = TOKEN_IN_HEADER.exec(ctx.get('authorization'))?.[1] ?? new URLSearchParams(ctx.querystring).get('_token') ?? undefined;
     if (!token) return;
     // Built now: the context is not ours once the answer is sent.
-    const entry = JSON.stringify(buildLiveEntry(ctx, []));
+    const entry = buildLiveEntry(ctx, []);
     this.options.resolver.resolve(token).then(
       (tracker) => {
-        if (tracker && this.isWatched(tracker.id)) this.send(tracker.id, entry);
+        if (!tracker || !this.isWatched(tracker.id)) return;
+        if (tracker.privacyRules.length > 0) redactEntry(entry, privacyPlan(tracker));
+        this.send(tracker.id, JSON.stringify(entry));
       },
       () => undefined,
     );
   }
 
-  private publish(trackerId: string, ctx: Context, records: readonly TrackedRecord[], duplicates: number): void {
-    this.send(trackerId, JSON.stringify(buildLiveEntry(ctx, records, duplicates)));
+  private publish(trackerId: string, ctx: Context, records: readonly TrackedRecord[], duplicates: number, privacy: PrivacyPlan | undefined): void {
+    this.send(trackerId, JSON.stringify(buildLiveEntry(ctx, records, duplicates, privacy)));
   }
 
   private send(trackerId: string, entryJson: string): void {

@@ -6,6 +6,7 @@ import type { IngestDeps } from '../ingest-route';
 import { readBodyBytes, parseBodyText } from '../read-body';
 import { dedupMember } from '../dedup';
 import { CLIENT_KEY_PATTERN, wellFormed } from '../../core/records/normalize';
+import { applyPrivacy, privacyPlan } from '../../core/records/privacy';
 import { nullProtoObject, type JsonValue, type Properties, type TrackedRecord } from '../../core/records/types';
 import type { SourceDelivery, SourceDeliveryLog } from '../../core/trackers/source-deliveries';
 import type { Tracker, WebhookSource } from '../../core/trackers/types';
@@ -119,6 +120,7 @@ async function receive(deps: IngestDeps, ctx: Context, tracker: Tracker, source:
   };
   if (fields.uid) record.uid = fields.uid.slice(0, limits.idLength);
   if (fields.sid) record.sid = fields.sid.slice(0, limits.idLength);
+  if (tracker.privacyRules.length > 0) applyPrivacy(record, privacyPlan(tracker));
   const keyed = fields.id !== undefined && tracker.dedupWindowHours > 0;
   const wait = deps.rateLimiter.take(tracker.id, tracker.rateLimit, 1);
   if (wait > 0) throw new ApiError('ERR_RATE_LIMITED', undefined, undefined, { 'Retry-After': String(wait) });
@@ -142,6 +144,7 @@ export function createWebhookRouter(deps: WebhookDeps): Router {
   router.post(WEBHOOK_PATH, async (ctx) => {
     const { tracker, source } = await findSource(deps, ctx.params.tracker!, ctx.params.source!);
     ctx.state.trackerId = tracker.id;
+    if (tracker.privacyRules.length > 0) ctx.state.privacy = privacyPlan(tracker);
     let outcome: SourceDelivery;
     try {
       outcome = await receive(deps, ctx, tracker, source);
