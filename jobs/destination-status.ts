@@ -15,6 +15,13 @@ export interface DestinationStatus {
   spooled: number;
   /** Bytes of the spool's undelivered frames, compressed. */
   spoolBytes: number;
+  /** Records a second the backlog grows by, about the last minute (negative: it shrinks). */
+  growthPerSecond: number;
+  /**
+   * At that rate, seconds until the destination's Redis cap is reached (from then on it spills to
+   * disk) and until the holder's disk is full; null when the backlog is not growing.
+   */
+  fullInSeconds: { redisCap: number | null; disk: number | null };
   /** Records in the batch being written right now (by whichever process leads). */
   inFlight: number;
   delivered: number;
@@ -54,6 +61,11 @@ export class DestinationStatusStore {
     }
     if (error.kind === 'configuration') fields.paused = error.message;
     await this.redis.hset(this.keys.status, fields);
+  }
+
+  /** How fast the backlog grows and what room is left (written by the spiller, see Spiller.reportGrowth). */
+  async setRoom(room: { growthPerSecond: number; capRecords: number; diskFreeBytes: number; diskBytesPerRecord: number }): Promise<void> {
+    await this.redis.hset(this.keys.status, 'growthPerSecond', room.growthPerSecond.toFixed(3), 'capRecords', String(room.capRecords), 'diskFreeBytes', String(room.diskFreeBytes), 'diskBytesPerRecord', room.diskBytesPerRecord.toFixed(1));
   }
 
   /** What the holder's disk spool holds past the cursor (jobs/spool.ts). */
@@ -96,6 +108,8 @@ export class DestinationStatusStore {
       inRedis: Math.max(0, queued),
       spooled,
       spoolBytes: Number(hash.spoolBytes ?? 0),
+      growthPerSecond: Number(hash.growthPerSecond ?? 0),
+      fullInSeconds: fullIn(hash, queued),
       inFlight: Number(hash.inFlight ?? 0),
       delivered: Number(hash.delivered ?? 0),
       batches: Number(hash.batches ?? 0),
@@ -110,4 +124,18 @@ export class DestinationStatusStore {
       details: hash.details ? (JSON.parse(hash.details) as DestinationDetails) : null,
     };
   }
+}
+
+/** Seconds until the Redis cap and the disk are reached at the current growth; null when not growing. */
+function fullIn(hash: Record<string, string>, inRedis: number): DestinationStatus['fullInSeconds'] {
+  const growth = Number(hash.growthPerSecond ?? 0);
+  // Below a record a minute the backlog is not really growing.
+  if (!(growth > 1 / 60)) return { redisCap: null, disk: null };
+  const cap = Number(hash.capRecords ?? 0);
+  const free = Number(hash.diskFreeBytes ?? 0);
+  const perRecord = Number(hash.diskBytesPerRecord ?? 0);
+  return {
+    redisCap: cap > 0 ? Math.max(0, Math.round((cap - inRedis) / growth)) : null,
+    disk: free > 0 && perRecord > 0 ? Math.round(free / perRecord / growth) : null,
+  };
 }

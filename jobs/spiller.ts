@@ -1,3 +1,4 @@
+import { statfs } from 'node:fs/promises';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../src/core/logger';
 import { sleep } from '../src/core/sleep';
@@ -52,6 +53,12 @@ export class SpillStoppedError extends Error {
  * agreed to, which the next open cuts off (jobs/spool.ts): nothing lost, nothing doubled.
  */
 export class Spiller {
+  private readonly status: DestinationStatusStore;
+  /** Undelivered records (Redis and disk) at the last look, for the growth rate. */
+  private last: { at: number; queued: number } | undefined;
+  /** Records per second the backlog grows by (negative: shrinks), averaged over about a minute. */
+  private growth = 0;
+
   constructor(
     private readonly redis: Redis,
     private readonly keys: Keys,
@@ -63,19 +70,43 @@ export class Spiller {
     this.status = new DestinationStatusStore(redis, keys);
   }
 
-  private readonly status: DestinationStatusStore;
-
   /** Checks every `checkMs` until `signal` aborts; throws SpillStoppedError when the spool must be reopened. */
   async run(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       try {
         await this.spillExcess(signal);
+        await this.reportGrowth();
       } catch (err) {
         if (err instanceof SpillStoppedError) throw err;
         if (!signal.aborted) this.logger.warn({ err: (err as Error).message }, 'spilling to disk failed; trying again');
       }
       await sleep(this.opts.checkMs, signal).catch(() => undefined);
     }
+  }
+
+  /**
+   * Leaves in the status how fast the backlog grows and what room is left, so that an operator sees
+   * how long until the Redis cap or the disk is reached (DestinationStatus.fullInSeconds).
+   */
+  private async reportGrowth(): Promise<void> {
+    const cursor = (await this.redis.get(this.keys.cursor)) ?? '0-0';
+    const disk = this.spool.backlog(cursor);
+    const queued = (await this.inRedis()) + disk.records;
+    const now = Date.now();
+    if (this.last && now > this.last.at) {
+      const seconds = (now - this.last.at) / 1000;
+      const weight = 1 - Math.exp(-seconds / 60);
+      this.growth += weight * ((queued - this.last.queued) / seconds - this.growth);
+    }
+    this.last = { at: now, queued };
+    const fs = await statfs(this.spool.dir);
+    await this.status.setRoom({
+      growthPerSecond: this.growth,
+      capRecords: this.opts.capRecords,
+      diskFreeBytes: fs.bavail * fs.bsize,
+      // Before anything is spilled: about what a typical event takes in a frame.
+      diskBytesPerRecord: disk.records > 0 ? disk.bytes / disk.records : 40,
+    });
   }
 
   /** Records of this destination in Redis (the stream's entries may hold many each). */

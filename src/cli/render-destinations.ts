@@ -55,6 +55,11 @@ ${backlogLine(trackerId, backlog)}` : hint;
     const next = d.status.retryAt ? `; next attempt at ${d.status.retryAt}` : '';
     out.push(`\n${d.id} is retrying a batch of ${d.status.inFlight} record${d.status.inFlight === 1 ? '' : 's'}${since}: ${d.status.attempts} failed attempt${d.status.attempts === 1 ? '' : 's'}${next}`);
   }
+  for (const d of list.filter((v) => v.status.fullInSeconds.redisCap !== null || v.status.fullInSeconds.disk !== null)) {
+    const { redisCap, disk } = d.status.fullInSeconds;
+    const when = [redisCap === null ? undefined : redisCap === 0 ? 'past its Redis cap (spilling to disk)' : `reaches its Redis cap in ${duration(redisCap * 1000)}`, disk === null ? undefined : `fills the disk in ${duration(disk * 1000)}`].filter(Boolean).join(', ');
+    out.push(`\n${d.id}: backlog growing by ${d.status.growthPerSecond.toFixed(1)} records/s; at this rate it ${when}.`);
+  }
   for (const d of list.filter((v) => v.status.spooled > 0)) {
     out.push(`\n${d.id}: ${d.status.spooled} of its ${d.status.queued} queued records are in the disk spool of the worker that holds it (${(d.status.spoolBytes / 1048576).toFixed(1)} MiB); they are delivered first, in order.`);
   }

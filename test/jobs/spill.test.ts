@@ -65,6 +65,9 @@ test('past its cap a disabled destination spills to disk; enabled, it gets every
     return s.spooled > 0 && s.inRedis <= CAP && s.queued === total ? s : undefined;
   }, { message: 'backlog spilled below the cap' });
   expect(spilled.inRedis).toBeLessThanOrEqual(CAP);
+  // The backlog grew: the status says how long until the disk is full at that rate.
+  expect(spilled.growthPerSecond).toBeGreaterThan(0);
+  expect(spilled.fullInSeconds).toEqual({ redisCap: expect.any(Number), disk: expect.any(Number) });
   expect(readdirSync(spoolDirectory(dataDir, api.tracker.id, 'paused')).length).toBeGreaterThan(0);
   expect(memoryDestination(names.paused).written).toHaveLength(0);
 

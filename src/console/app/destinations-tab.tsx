@@ -110,6 +110,12 @@ function DestinationItem({ trackerId, destination: d, connectors, onChanged, onS
           <dt>Queued</dt>
           <dd>{formatCount(d.status.queued)}</dd>
         </div>
+        {d.status.fullInSeconds.disk !== null && (
+          <div>
+            <dt>Disk full in</dt>
+            <dd title={`backlog growing by ${d.status.growthPerSecond.toFixed(1)} records/s${d.status.fullInSeconds.redisCap !== null ? `; Redis cap in ${formatDuration(d.status.fullInSeconds.redisCap * 1000)}` : ''}`}>{formatDuration(d.status.fullInSeconds.disk * 1000)}</dd>
+          </div>
+        )}
         {d.status.spooled > 0 && (
           <div>
             <dt>On disk</dt>

@@ -91,6 +91,9 @@ export interface DestinationStatus {
   inRedis: number;
   spooled: number;
   spoolBytes: number;
+  growthPerSecond: number;
+  /** At the current growth, seconds until the Redis cap and the disk are reached; null when not growing. */
+  fullInSeconds: { redisCap: number | null; disk: number | null };
   inFlight: number;
   delivered: number;
   batches: number;
