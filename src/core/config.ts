@@ -41,6 +41,8 @@ const EnvSchema = z.object({
   ENQUEUE_TIMEOUT_MS: int(2000, 1),
   ENQUEUE_MAX_BATCH_RECORDS: int(1000, 1),
   ENQUEUE_MAX_INFLIGHT: int(2, 1),
+  REDIS_ACK_REPLICAS: int(0, 0),
+  REDIS_ACK_TIMEOUT_MS: int(500, 1),
   TOKEN_CACHE_TTL_MS: int(2000, 0),
   RETRY_AFTER_SECONDS: int(5, 1),
   SHUTDOWN_TIMEOUT_MS: int(10_000, 0),
@@ -110,6 +112,10 @@ export interface Config {
     maxBatchRecords: number;
     /** Redis writes under way at once; requests arriving meanwhile join the next write. Default 2. */
     maxInflight: number;
+    /** Replicas that must have each write (Redis WAIT, once per group commit) before a 2xx. Default 0. */
+    ackReplicas: number;
+    /** How long a write waits for them before it is answered 503. Default 500 ms. */
+    ackTimeoutMs: number;
   };
   /** How long a token lookup is cached in process; a revoked token stops working within this time. Default 2000 ms. */
   tokenCacheTtlMs: number;
@@ -178,6 +184,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       timeoutMs: e.ENQUEUE_TIMEOUT_MS,
       maxBatchRecords: e.ENQUEUE_MAX_BATCH_RECORDS,
       maxInflight: e.ENQUEUE_MAX_INFLIGHT,
+      ackReplicas: e.REDIS_ACK_REPLICAS,
+      ackTimeoutMs: e.REDIS_ACK_TIMEOUT_MS,
     }),
     tokenCacheTtlMs: e.TOKEN_CACHE_TTL_MS,
     retryAfterSeconds: e.RETRY_AFTER_SECONDS,

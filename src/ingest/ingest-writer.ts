@@ -15,6 +15,10 @@ export interface IngestWriterOptions {
   maxInflight: number;
   /** Sent as Retry-After with a 503. */
   retryAfterSeconds: number;
+  /** Replicas that must confirm each write (Redis WAIT) before it counts as stored; 0: none. */
+  ackReplicas?: number;
+  /** How long to wait for them. */
+  ackTimeoutMs?: number;
   /** Key prefix of the deduplication markers (REDIS_PREFIX). */
   redisPrefix: string;
   /** True when the Redis connection can take a command now; false answers 503 at once. */
@@ -199,6 +203,19 @@ export class IngestWriter {
     if (failed) throw failed.reason;
   }
 
+  /**
+   * With replicated acknowledgements, the write counts once `ackReplicas` replicas have it: one
+   * WAIT on the connection that wrote, for the whole group commit. Short of them, the requests are
+   * answered 503 (the records may or may not be stored: a retry with a client key is safe).
+   */
+  private async awaitReplicas(): Promise<void> {
+    const wanted = this.opts.ackReplicas ?? 0;
+    if (wanted === 0) return;
+    const client = (await this.queue.getBackend().connection.client) as unknown as { wait(replicas: number, timeoutMs: number): Promise<number> };
+    const acked = await client.wait(wanted, this.opts.ackTimeoutMs ?? 500);
+    if (acked < wanted) throw new Error(`${acked} of the ${wanted} replica(s) REDIS_ACK_REPLICAS asks for confirmed the write within ${this.opts.ackTimeoutMs ?? 500} ms; the records may or may not be stored`);
+  }
+
   private async flush(): Promise<void> {
     if (this.pending.length === 0 || this.inflight >= this.opts.maxInflight) return;
     const batch = this.takeBatch();
@@ -226,6 +243,7 @@ export class IngestWriter {
       } else {
         await this.queue.addBulk([...byTracker].map(([trackerId, list]) => ({ name: INGEST_JOB_NAME, data: { trackerId, records: list } })));
       }
+      await this.awaitReplicas();
       this.opts.onFlush?.(records, byTracker.size, Number(process.hrtime.bigint() - started) / 1e9);
       for (const p of batch) this.settle(p);
     } catch (err) {
