@@ -52,6 +52,11 @@ const EnvSchema = z.object({
   DELIVERY_CONFIG_RECHECK_MS: int(30_000, 10),
   DELIVERY_WRITE_TIMEOUT_MS: int(600_000, 10),
   ROUTER_LOCK_MS: int(10_000, 100),
+  REDIS_MAXMEMORY_BYTES: z.coerce.number().int().min(1_048_576).optional(),
+  REDIS_MEMORY_WARN_PERCENT: int(80, 1).pipe(z.number().max(99)),
+  REDIS_MEMORY_HIGH_PERCENT: int(90, 1).pipe(z.number().max(99)),
+  REDIS_MEMORY_RESUME_PERCENT: int(85, 1).pipe(z.number().max(99)),
+  REDIS_MEMORY_SAMPLE_MS: int(1000, 50),
 });
 
 export interface Limits {
@@ -131,6 +136,24 @@ export interface Config {
     /** An ingest job whose router stopped renewing its lock is taken back after this long. Default 10 s. */
     routerLockMs: number;
   };
+  /** Redis memory: the limit, the watermarks, the sampling (src/core/redis/memory-budget.ts). */
+  memory: MemoryBudgetConfig;
+}
+
+export interface MemoryBudgetConfig {
+  /**
+   * The Redis memory limit to budget against. Unset: Redis's own `maxmemory` (from INFO memory);
+   * set it where Redis does not report one (some managed services), or to budget less. Default unset.
+   */
+  limitBytes: number | undefined;
+  /** A warning is logged when Redis memory crosses this percent of the limit. Default 80. */
+  warnPercent: number;
+  /** Ingest (v3 and webhooks) is refused with 503 ERR_QUEUE_FULL at this percent. Default 90. */
+  highPercent: number;
+  /** Once refused, ingest is accepted again below this percent. Default 85. */
+  resumePercent: number;
+  /** How often each process reads INFO memory. Default 1000 ms. */
+  sampleMs: number;
 }
 
 export class ConfigError extends Error {
@@ -145,6 +168,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     throw new ConfigError(`Invalid environment: ${issues}`);
   }
   const e = parsed.data;
+  if (!(e.REDIS_MEMORY_RESUME_PERCENT <= e.REDIS_MEMORY_HIGH_PERCENT && e.REDIS_MEMORY_WARN_PERCENT <= e.REDIS_MEMORY_HIGH_PERCENT)) {
+    throw new ConfigError('Invalid environment: REDIS_MEMORY_WARN_PERCENT and REDIS_MEMORY_RESUME_PERCENT must not be above REDIS_MEMORY_HIGH_PERCENT');
+  }
   return Object.freeze({
     port: e.PORT,
     host: e.HOST,
@@ -185,6 +211,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       configRecheckMs: e.DELIVERY_CONFIG_RECHECK_MS,
       writeTimeoutMs: e.DELIVERY_WRITE_TIMEOUT_MS,
       routerLockMs: e.ROUTER_LOCK_MS,
+    }),
+    memory: Object.freeze({
+      limitBytes: e.REDIS_MAXMEMORY_BYTES,
+      warnPercent: e.REDIS_MEMORY_WARN_PERCENT,
+      highPercent: e.REDIS_MEMORY_HIGH_PERCENT,
+      resumePercent: e.REDIS_MEMORY_RESUME_PERCENT,
+      sampleMs: e.REDIS_MEMORY_SAMPLE_MS,
     }),
   });
 }

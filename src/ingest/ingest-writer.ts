@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Queue } from 'bullmq';
 import { ApiError } from '../core/errors';
+import { isOutOfMemoryError, type MemoryBudget } from '../core/redis/memory-budget';
 import type { TrackedRecord } from '../core/records/types';
 import { bucketExpiresAt, dedupKeys, DUPLICATES_TTL_MS } from './dedup';
 import { KeyedAdd } from './keyed-add';
@@ -19,6 +20,8 @@ export interface IngestWriterOptions {
   redisPrefix: string;
   /** True when the Redis connection can take a command now; false answers 503 at once. */
   isConnected: () => boolean;
+  /** Refuses writes at the high watermark (503 ERR_QUEUE_FULL); none: no budget. */
+  memory?: MemoryBudget;
   onFlush?: (records: number, jobs: number, seconds: number) => void;
 }
 
@@ -80,6 +83,7 @@ export class IngestWriter {
   write(trackerId: string, records: TrackedRecord[], dedup?: DedupRequest): Promise<Duplicates | undefined> {
     if (this.closed) return Promise.reject(new ApiError('ERR_SHUTTING_DOWN', undefined, undefined, this.retryAfter()));
     if (!this.opts.isConnected()) return Promise.reject(this.unavailable());
+    if (this.opts.memory && !this.opts.memory.admits(records.length)) return Promise.reject(this.full());
     const keyed = dedup && dedup.windowHours > 0 && dedup.members.some((m) => m !== undefined) ? dedup : undefined;
     return new Promise<Duplicates | undefined>((resolve, reject) => {
       const entry: Pending = { trackerId, records, dedup: keyed, duplicates: undefined, resolve, reject, deadline: performance.now() + this.opts.timeoutMs, settled: false };
@@ -136,6 +140,10 @@ export class IngestWriter {
 
   private unavailable(detail?: string): ApiError {
     return new ApiError('ERR_QUEUE_UNAVAILABLE', detail, undefined, this.retryAfter());
+  }
+
+  private full(): ApiError {
+    return new ApiError('ERR_QUEUE_FULL', undefined, undefined, this.retryAfter());
   }
 
   private schedule(): void {
@@ -226,10 +234,12 @@ export class IngestWriter {
       } else {
         await this.queue.addBulk([...byTracker].map(([trackerId, list]) => ({ name: INGEST_JOB_NAME, data: { trackerId, records: list } })));
       }
+      this.opts.memory?.wrote(records);
       this.opts.onFlush?.(records, byTracker.size, Number(process.hrtime.bigint() - started) / 1e9);
       for (const p of batch) this.settle(p);
     } catch (err) {
-      const error = this.unavailable(`The queue refused the write: ${(err as Error).message}`);
+      // Redis's own refusal names its scripts and lines: the client gets the relay's words for it.
+      const error = isOutOfMemoryError(err) ? this.full() : this.unavailable(`The queue refused the write: ${(err as Error).message}`);
       for (const p of batch) this.settle(p, error);
     } finally {
       this.dropSettled();
