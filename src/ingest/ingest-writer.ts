@@ -83,7 +83,7 @@ export class IngestWriter {
   write(trackerId: string, records: TrackedRecord[], dedup?: DedupRequest): Promise<Duplicates | undefined> {
     if (this.closed) return Promise.reject(new ApiError('ERR_SHUTTING_DOWN', undefined, undefined, this.retryAfter()));
     if (!this.opts.isConnected()) return Promise.reject(this.unavailable());
-    if (this.opts.memory && !this.opts.memory.admits(records.length)) return Promise.reject(this.full());
+    if (this.opts.memory && !this.opts.memory.admits()) return Promise.reject(this.full());
     const keyed = dedup && dedup.windowHours > 0 && dedup.members.some((m) => m !== undefined) ? dedup : undefined;
     return new Promise<Duplicates | undefined>((resolve, reject) => {
       const entry: Pending = { trackerId, records, dedup: keyed, duplicates: undefined, resolve, reject, deadline: performance.now() + this.opts.timeoutMs, settled: false };

@@ -15,10 +15,14 @@ export class OwnRedis {
   private child: ChildProcess | undefined;
   readonly dir = mkdtempSync(path.join(tmpdir(), 'tributary-redis-'));
 
-  private constructor(readonly port: number) {}
+  private constructor(
+    readonly port: number,
+    private readonly extraArgs: readonly string[],
+  ) {}
 
-  static async start(): Promise<OwnRedis> {
-    const own = new OwnRedis(await freePort());
+  /** `extraArgs`: more redis-server options, e.g. `['--maxmemory', '32mb', '--maxmemory-policy', 'noeviction']`. */
+  static async start(extraArgs: readonly string[] = []): Promise<OwnRedis> {
+    const own = new OwnRedis(await freePort(), extraArgs);
     await own.resume();
     return own;
   }
@@ -29,7 +33,7 @@ export class OwnRedis {
 
   /** Starts (again) on the same port and data directory; append-only, so data survives a restart. */
   async resume(): Promise<void> {
-    this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', ''], { stdio: 'ignore' });
+    this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', ...this.extraArgs], { stdio: 'ignore' });
     await waitFor(() => answersPing(this.url), { message: `redis-server on ${this.port}` });
   }
 

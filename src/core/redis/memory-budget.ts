@@ -104,15 +104,20 @@ export class MemoryBudget {
   }
 
   /**
-   * May `records` more records be written now? No when full, or when the records written since
-   * the last sample would reach the high watermark. A Redis that did not answer is not refused
-   * here: the write itself fails fast and is answered as an outage.
+   * May ingest write now? No when full, or when the records this process wrote since the last
+   * sample would reach the high watermark (each counted at ASSUMED_RECORD_BYTES). The request
+   * asking is not counted: a write that starts below the watermark is let through, so memory
+   * does reach it and the next sample says full, which /readyz reports. A Redis that did not
+   * answer is not refused here: the write itself fails fast and is answered as an outage.
    */
-  admits(records: number): boolean {
+  admits(): boolean {
     const { state, usedBytes, watermarks } = this.snap;
     if (state === 'full') return false;
     if (usedBytes === null || watermarks === null) return true;
-    return usedBytes + (this.unsampledRecords + records) * ASSUMED_RECORD_BYTES < watermarks.highBytes;
+    if (usedBytes + this.unsampledRecords * ASSUMED_RECORD_BYTES < watermarks.highBytes) return true;
+    // Refused on the estimate: measure now rather than at the next tick, so the state catches up.
+    void this.sample();
+    return false;
   }
 
   /** Counts records written, until the next sample measures them. */
