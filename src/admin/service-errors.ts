@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 import { ApiError, type ErrorCode } from '../core/errors';
-import { isOutOfMemoryError, OUT_OF_MEMORY_MESSAGE } from '../core/redis/memory-budget';
+import { isOutOfMemoryError, OUT_OF_MEMORY_MESSAGE } from '../core/redis/out-of-memory';
 import { DeliveryAdminError, type DeliveryAdminErrorCode } from '../operator/delivery-admin';
 import { DestinationServiceError, type DestinationServiceErrorCode } from '../operator/destination-service';
 import { SourceServiceError, type SourceServiceErrorCode } from '../operator/source-service';

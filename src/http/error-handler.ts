@@ -2,7 +2,7 @@ import type { Context, Middleware } from 'koa';
 import { ApiError, ERROR_CODES, type ErrorBody } from '../core/errors';
 import type { Logger } from '../core/logger';
 import type { Metrics } from '../core/metrics';
-import { isOutOfMemoryError } from '../core/redis/memory-budget';
+import { isOutOfMemoryError } from '../core/redis/out-of-memory';
 import { sendFixed, type FixedResponse } from '../ingest/fixed-responses';
 
 /** Header naming the error code on answers whose body is fixed (pixel, script). */

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Queue } from 'bullmq';
 import { ApiError } from '../core/errors';
-import { isOutOfMemoryError, type MemoryBudget } from '../core/redis/memory-budget';
+import { isOutOfMemoryError } from '../core/redis/out-of-memory';
+import type { MemoryBudget } from '../core/redis/memory-budget';
 import type { TrackedRecord } from '../core/records/types';
 import { bucketExpiresAt, dedupKeys, DUPLICATES_TTL_MS } from './dedup';
 import { KeyedAdd } from './keyed-add';

@@ -44,15 +44,6 @@ export const DEFAULT_MEMORY_BUDGET: MemoryBudgetConfig = { limitBytes: undefined
  */
 const ASSUMED_RECORD_BYTES = 1024;
 
-/** Redis refused a write for its memory limit (noeviction at `maxmemory`). */
-export function isOutOfMemoryError(err: unknown): boolean {
-  return err instanceof Error && err.message.startsWith('OOM ');
-}
-
-/** The operator's words for an out-of-memory refusal: what happened and the way out, without Redis's script names. */
-export const OUT_OF_MEMORY_MESSAGE =
-  "Redis is at its memory limit (maxmemory): nothing was changed. Free memory (deliver or remove a destination's backlog: `tributary destinations enable|remove`, `tributary dlq discard`), or raise Redis's maxmemory.";
-
 function infoField(info: string, name: string): string | undefined {
   const m = new RegExp(`^${name}:(.*)$`, 'm').exec(info);
   return m?.[1]?.trim();
