@@ -19,10 +19,11 @@ for i = 1, #ARGV do
   local entry = redis.call('XRANGE', KEYS[1], ARGV[i], ARGV[i])
   if #entry == 1 then
     local fields = entry[1][2]
+    -- XDEL before XADD: the first write frees (see "Writes at the limit", src/core/redis/out-of-memory.ts).
+    redis.call('XDEL', KEYS[1], ARGV[i])
     for j = 1, #fields, 2 do
       if fields[j] == 'r' then redis.call('XADD', KEYS[2], '*', 'r', fields[j + 1]) end
     end
-    redis.call('XDEL', KEYS[1], ARGV[i])
     moved = moved + 1
   end
 end

@@ -5,6 +5,7 @@ import type { Logger } from '../src/core/logger';
 import type { TrackedRecord } from '../src/core/records/types';
 import { linkedController, withDeadline } from '../src/core/deadline';
 import { sleep } from '../src/core/sleep';
+import { isOutOfMemoryError, OUT_OF_MEMORY_LOG } from '../src/core/redis/out-of-memory';
 import { backoffDelay, type BackoffPolicy } from './backoff';
 import { DeadLetterStore } from './dead-letters';
 import { DestinationStatusStore } from './destination-status';
@@ -21,8 +22,9 @@ import type { LeaderLock } from './leader-lock';
 const CONFIRM = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 if redis.call('GET', KEYS[2]) == ARGV[2] then return 1 end
-redis.call('SET', KEYS[2], ARGV[2])
+-- XTRIM first: it frees, so a full Redis still takes the confirm (see "Writes at the limit", src/core/redis/out-of-memory.ts).
 redis.call('XTRIM', KEYS[3], 'MINID', ARGV[3])
+redis.call('SET', KEYS[2], ARGV[2])
 redis.call('HINCRBY', KEYS[4], 'delivered', ARGV[4])
 redis.call('HINCRBY', KEYS[4], 'batches', 1)
 redis.call('HSET', KEYS[4], 'lastDeliveredAt', ARGV[5], 'inFlight', '0', 'paused', '', 'writingSince', '', 'attempts', '0', 'retryAt', '')
@@ -166,7 +168,7 @@ export class DeliveryLoop {
         }
         if (signal.aborted) return;
         // Redis trouble: wait and read the cursor again.
-        this.logger.warn({ err: (err as Error).message }, 'delivery loop error');
+        this.logger.warn({ err: isOutOfMemoryError(err) ? OUT_OF_MEMORY_LOG : (err as Error).message }, 'delivery loop error');
         await sleep(this.opts.pollMs, signal).catch(() => undefined);
         cursor = (await this.redis.get(this.keys.cursor).catch(() => null)) ?? cursor;
       }

@@ -1,0 +1,66 @@
+import { deliveryKeys } from '../../jobs/keys';
+import { waitFor } from '../helpers/wait';
+import { eventRecord, seedDeadLetters } from '../cli/seed';
+import { startFullRedis, type FullRedis } from './full-redis';
+
+/**
+ * Redis itself at its limit: the budget is told of a limit ten times larger (as when another
+ * application shares the Redis, or maxmemory was lowered), so ingest runs until Redis refuses
+ * writes. Every operator command must still work, delivery must drain the full Redis once the
+ * destination is enabled, and every acknowledged record must arrive exactly once.
+ */
+const MAXMEMORY = 16 * 1024 * 1024;
+let f: FullRedis;
+
+beforeAll(async () => {
+  f = await startFullRedis(MAXMEMORY, { REDIS_MAXMEMORY_BYTES: String(MAXMEMORY * 10) });
+}, 30_000);
+afterAll(async () => {
+  await f?.close();
+});
+
+const atTheLimit = async () => (await f.redis.set('probe', 'x'.repeat(64)).then(() => false, (err: Error) => err.message.startsWith('OOM ')));
+
+test('with Redis at maxmemory, every operator command works and enabling the destination drains it', async () => {
+  await seedDeadLetters(f.redis, f.api.prefix, f.api.tracker.id, 'wh', Array.from({ length: 200 }, (_, i) => eventRecord(i)));
+  let accepted = 0;
+  let refused: Awaited<ReturnType<FullRedis['send']>> | undefined;
+  await waitFor(
+    async () => {
+      const res = await f.send(accepted);
+      if (res.status === 202) accepted += res.body.accepted as number;
+      else refused = res;
+      return refused !== undefined && (await atTheLimit());
+    },
+    { timeoutMs: 60_000, intervalMs: 1, message: 'Redis at maxmemory' },
+  );
+  // Redis's refusal reaches the client in the relay's words, never Redis's.
+  expect(refused!.status).toBe(503);
+  expect(refused!.body.error.code).toBe('ERR_QUEUE_FULL');
+  expect(JSON.stringify(refused!.body)).not.toMatch(/OOM|script|user_script/);
+
+  // Every operator command, Redis still refusing ordinary writes around them.
+  expect(await f.succeeds('trackers', 'create', '--name', 'Second shop', '--id', 'second')).toContain('second');
+  expect(await f.succeeds('destinations', 'add', 'second', '--type', 'local', '--id', 'spare', '--disabled')).toContain('spare');
+  expect(await f.succeeds('destinations', 'enable', 'second', 'spare')).toContain('enabled');
+  expect(await f.succeeds('destinations', 'disable', 'second', 'spare')).toContain('disabled');
+  expect(await f.succeeds('destinations', 'test', f.api.tracker.id, 'wh')).toMatch(/ok/i);
+  expect(await f.succeeds('destinations', 'remove', 'second', 'spare')).toContain('spare');
+  const dlq = deliveryKeys(f.api.prefix, { trackerId: f.api.tracker.id, destinationId: 'wh' }).deadLetters;
+  const [first, second] = await f.redis.xrange(dlq, '-', '+', 'COUNT', 2);
+  expect(await f.succeeds('dlq', 'replay', f.api.tracker.id, 'wh', '--id', first![0])).toMatch(/\b1\b/);
+  expect(await f.succeeds('dlq', 'discard', f.api.tracker.id, 'wh', '--id', second![0])).toMatch(/\b1\b/);
+  expect(await atTheLimit()).toBe(true);
+
+  // Enabling the destination is the way out: delivery takes the lease and confirms on a full Redis.
+  expect(await f.succeeds('destinations', 'enable', f.api.tracker.id, 'wh')).toContain('enabled');
+  await waitFor(async () => (await f.send(accepted)).status === 202, { timeoutMs: 60_000, intervalMs: 200, message: 'ingest accepted again' });
+  accepted += 100;
+  await waitFor(f.ingestQueueEmpty, { timeoutMs: 30_000, message: 'the ingest queue routed' });
+  await waitFor(async () => (await f.redis.xlen(deliveryKeys(f.api.prefix, { trackerId: f.api.tracker.id, destinationId: 'wh' }).stream)) === 0, { timeoutMs: 60_000, intervalMs: 200, message: 'the stream delivered' });
+
+  // Every acknowledged record exactly once, and the replayed dead letter.
+  const out = await f.succeeds('query', f.api.tracker.id, "select count(*) as n, count(distinct _id) as ids, count(*) filter (where _event = 'purchase') as replayed from events", '--json');
+  const { rows } = JSON.parse(out) as { rows: number[][] };
+  expect(rows[0]!.map(Number)).toEqual([accepted + 1, accepted + 1, 1]);
+}, 240_000);
