@@ -1,4 +1,6 @@
+import { createHmac, randomUUID } from 'node:crypto';
 import { deliveryKeys } from '../../jobs/keys';
+import { SourceService } from '../../src/operator/source-service';
 import { waitFor } from '../helpers/wait';
 import { eventRecord, seedDeadLetters } from '../cli/seed';
 import { startFullRedis, type FullRedis } from './full-redis';
@@ -9,10 +11,19 @@ import { startFullRedis, type FullRedis } from './full-redis';
  * memory brings ingest back.
  */
 const MAXMEMORY = 24 * 1024 * 1024;
+const SECRET = 'a-github-webhook-secret';
 let f: FullRedis;
+
+/** A signed GitHub delivery to the tracker's webhook source. */
+function github() {
+  const raw = JSON.stringify({ action: 'opened', number: 1 });
+  const signature = `sha256=${createHmac('sha256', SECRET).update(raw).digest('hex')}`;
+  return f.api.http.post(`/v3/webhooks/${f.api.tracker.id}/github`).set('Content-Type', 'application/json').set({ 'X-GitHub-Event': 'issues', 'X-GitHub-Delivery': randomUUID(), 'X-Hub-Signature-256': signature }).send(raw);
+}
 
 beforeAll(async () => {
   f = await startFullRedis(MAXMEMORY, { RETRY_AFTER_SECONDS: '7' });
+  await new SourceService(f.api.runtime.store).add(f.api.tracker.id, { type: 'github', secret: SECRET });
 }, 30_000);
 afterAll(async () => {
   await f?.close();
@@ -40,6 +51,10 @@ test('ingest is refused at the high watermark; every operator command works; fre
   const pixel = await f.api.http.get(`/v3/event/tracker.gif?_token=${f.api.token}&_event=x`);
   expect(pixel.status).toBe(503);
   expect(pixel.headers['x-tributary-error']).toBe('ERR_QUEUE_FULL');
+  const webhook = await github();
+  expect(webhook.status).toBe(503);
+  expect(webhook.body.error.code).toBe('ERR_QUEUE_FULL');
+  expect(webhook.headers['retry-after']).toBe('7');
 
   // The router moves what was accepted to the destination's stream, within the reserve.
   await waitFor(f.ingestQueueEmpty, { timeoutMs: 20_000, message: 'the ingest queue routed' });
@@ -69,6 +84,7 @@ test('ingest is refused at the high watermark; every operator command works; fre
   // Discarding the dead letters freed a fifth of the budget: ingest comes back by itself.
   await waitFor(async () => (await f.api.http.get('/readyz')).status === 200, { timeoutMs: 10_000, message: 'ready again' });
   expect((await f.send(5000)).status).toBe(202);
+  expect((await github()).status).toBe(200);
 
   // Fill again, then enable the destination: delivery drains Redis and ingest comes back.
   await waitFor(async () => (await f.send(6000)).status === 503, { timeoutMs: 30_000, intervalMs: 1, message: 'full again' });

@@ -104,7 +104,7 @@ export class MemoryBudget {
   admits(): boolean {
     const { state, usedBytes, watermarks } = this.snap;
     if (state === 'full') return false;
-    if (usedBytes === null || watermarks === null) return true;
+    if (state === 'unknown' || usedBytes === null || watermarks === null) return true;
     if (usedBytes + this.unsampledRecords * ASSUMED_RECORD_BYTES < watermarks.highBytes) return true;
     // Refused on the estimate: measure now rather than at the next tick, so the state catches up.
     void this.sample();
