@@ -12,7 +12,9 @@ class InfoMemory {
   policy = 'noeviction';
   notCounted = 0;
   down = false;
+  calls = 0;
   async info(): Promise<string> {
+    this.calls++;
     if (this.down) throw new Error('Connection is closed.');
     return ['# Memory', `used_memory:${this.used}`, `maxmemory:${this.maxmemory}`, `maxmemory_policy:${this.policy}`, `mem_not_counted_for_evict:${this.notCounted}`, ''].join('\r\n');
   }
@@ -98,6 +100,16 @@ test('records written since the last sample count against the watermark until it
   expect(budget.admits()).toBe(false);
   expect(await at(89.5)).toBe('warning');
   expect(budget.admits()).toBe(true);
+});
+
+test('refused requests do not each cost an INFO: a sample on demand at most every 100 ms', async () => {
+  const { redis, budget, at } = setup();
+  await at(89.9);
+  budget.wrote(1000);
+  const before = redis.calls;
+  for (let i = 0; i < 1000; i++) expect(budget.admits()).toBe(false);
+  await budget.sample();
+  expect(redis.calls - before).toBeLessThanOrEqual(2);
 });
 
 test('Redis not answering: unknown, and ingest is not refused for memory (the write itself fails fast)', async () => {

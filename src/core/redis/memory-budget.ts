@@ -44,6 +44,9 @@ export const DEFAULT_MEMORY_BUDGET: MemoryBudgetConfig = { limitBytes: undefined
  */
 const ASSUMED_RECORD_BYTES = 1024;
 
+/** Shortest gap between the samples a refusal asks for, on top of the regular ones. */
+const ON_DEMAND_SAMPLE_MS = 100;
+
 function infoField(info: string, name: string): string | undefined {
   const m = new RegExp(`^${name}:(.*)$`, 'm').exec(info);
   return m?.[1]?.trim();
@@ -62,6 +65,7 @@ export class MemoryBudget {
   private timer: NodeJS.Timeout | undefined;
   private sampling: Promise<void> | undefined;
   private warnedPolicy = false;
+  private lastSampleAt = 0;
   private readonly listeners = new Set<(snapshot: MemorySnapshot, previous: MemoryState) => void>();
 
   constructor(
@@ -106,8 +110,9 @@ export class MemoryBudget {
     if (state === 'full') return false;
     if (state === 'unknown' || usedBytes === null || watermarks === null) return true;
     if (usedBytes + this.unsampledRecords * ASSUMED_RECORD_BYTES < watermarks.highBytes) return true;
-    // Refused on the estimate: measure now rather than at the next tick, so the state catches up.
-    void this.sample();
+    // Refused on the estimate: measure sooner than the next tick, so the state catches up; at most
+    // every ON_DEMAND_SAMPLE_MS, so that a stream of refused requests is not an INFO each.
+    if (Date.now() - this.lastSampleAt >= ON_DEMAND_SAMPLE_MS) void this.sample();
     return false;
   }
 
@@ -118,6 +123,7 @@ export class MemoryBudget {
 
   /** One INFO memory; concurrent callers share it. Resolves with the new snapshot. */
   async sample(): Promise<MemorySnapshot> {
+    this.lastSampleAt = Date.now();
     this.sampling ??= this.readInfo().finally(() => (this.sampling = undefined));
     await this.sampling;
     return this.snap;
