@@ -7,6 +7,7 @@ import { localConnector } from '../../connectors/local';
 import { ConnectorRegistry } from '../../connectors/registry';
 import type { Connector } from '../../connectors/types';
 import { startWorkerRuntime, type WorkerRuntime } from '../../jobs/worker-runtime';
+import { generateAdminToken } from '../../src/admin/admin-token';
 import { createLogger } from '../../src/core/logger';
 import { startTestApi, type TestApi } from '../helpers/api';
 import { OwnRedis } from '../helpers/redis-server';
@@ -25,6 +26,8 @@ export interface FullRedis {
   tributary: (...args: string[]) => Promise<CliResult>;
   /** Exit 0, nothing on stderr; returns stdout. */
   succeeds: (...args: string[]) => Promise<string>;
+  /** A request to the admin API (`/admin/api<url>`), as the console sends it. */
+  admin: (method: 'get' | 'post' | 'patch' | 'delete', url: string, body?: object) => supertest.Test;
   /** 100 events of about 300 bytes each, as one request. */
   send: (n: number) => Promise<supertest.Response>;
   usedMemory: () => Promise<number>;
@@ -41,8 +44,10 @@ export async function startFullRedis(maxmemory: number, env: Record<string, stri
   const own = await OwnRedis.start(['--maxmemory', String(maxmemory), '--maxmemory-policy', 'noeviction', '--appendfsync', 'no']);
   const redis = new Redis(own.url);
   const dataDir = mkdtempSync(path.join(tmpdir(), 'tributary-memory-'));
-  const api = await startTestApi({ DATA_DIR: dataDir, REDIS_MEMORY_SAMPLE_MS: '100', ...env }, { destinations: [{ id: 'wh', type: 'local', enabled: false, settings: {} }] }, own.url);
-  const worker = await startWorkerRuntime(api.config, own.url, new ConnectorRegistry([localConnector as Connector]), createLogger('silent'), FAST);
+  const registry = new ConnectorRegistry([localConnector as Connector]);
+  const adminToken = generateAdminToken();
+  const api = await startTestApi({ DATA_DIR: dataDir, REDIS_MEMORY_SAMPLE_MS: '100', ...env }, { destinations: [{ id: 'wh', type: 'local', enabled: false, settings: {} }] }, own.url, { token: adminToken, registry });
+  const worker = await startWorkerRuntime(api.config, own.url, registry, createLogger('silent'), FAST);
   const cli = cliRunner(api.prefix);
   const tributary = (...args: string[]) => cli.run(args, { REDIS_URL: own.url, REDIS_PREFIX: api.prefix, DATA_DIR: dataDir });
   const batch = (n: number) => Array.from({ length: 100 }, (_, i) => ({ _event: 'page_view', page: `/catalog/item/${n}-${i}`, referrer: 'https://www.example.com/search?q=long+weekend', props: { plan: 'pro', n, i, pad: 'x'.repeat(120) } }));
@@ -57,6 +62,10 @@ export async function startFullRedis(maxmemory: number, env: Record<string, stri
       const r = await tributary(...args);
       expect({ args, code: r.code, stderr: r.stderr }).toEqual({ args, code: 0, stderr: '' });
       return r.stdout;
+    },
+    admin: (method, url, body) => {
+      const req = api.http[method](`/admin/api${url}`).set('Authorization', `Bearer ${adminToken}`);
+      return body === undefined ? req : req.send(body);
     },
     send: (n) => api.http.post('/v3/event').set('Authorization', `Tracker ${api.token}`).send(batch(n)),
     usedMemory: async () => Number(/^used_memory:(\d+)/m.exec(await redis.info('memory'))![1]),

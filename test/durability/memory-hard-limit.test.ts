@@ -65,6 +65,21 @@ test('with Redis at maxmemory, every operator command works and enabling the des
   expect(await succeedsAtTheLimit('dlq', 'replay', f.api.tracker.id, 'wh', '--id', first![0])).toMatch(/\b1\b/);
   expect(await succeedsAtTheLimit('dlq', 'discard', f.api.tracker.id, 'wh', '--id', second![0])).toMatch(/\b1\b/);
 
+  // The console's doors to the same services (the admin API), each on a full Redis.
+  const viaConsole = async (method: 'get' | 'post' | 'patch' | 'delete', url: string, body?: object) => {
+    await fillToTheLimit();
+    const res = await f.admin(method, url, body);
+    expect({ url, status: res.status, error: res.body.error }).toEqual({ url, status: expect.any(Number), error: undefined });
+    return res;
+  };
+  expect((await viaConsole('post', '/trackers/second/destinations', { type: 'local', id: 'console', enabled: false })).status).toBe(201);
+  expect((await viaConsole('patch', '/trackers/second/destinations/console', { enabled: true })).body.enabled).toBe(true);
+  expect((await viaConsole('patch', '/trackers/second/destinations/console', { enabled: false })).body.enabled).toBe(false);
+  expect((await viaConsole('post', '/trackers/second/destinations/console/test')).body.ok).toBe(true);
+  expect((await viaConsole('delete', '/trackers/second/destinations/console')).status).toBe(200);
+  const [third] = await f.redis.xrange(dlq, '-', '+', 'COUNT', 1);
+  expect((await viaConsole('post', `/trackers/${f.api.tracker.id}/destinations/wh/dead-letters/discard`, { ids: [third![0]] })).body.discarded).toBe(1);
+
   // Enabling the destination is the way out: delivery takes the lease and confirms on a full Redis.
   expect(await succeedsAtTheLimit('destinations', 'enable', f.api.tracker.id, 'wh')).toContain('enabled');
   await waitFor(async () => (await f.send(accepted)).status === 202, { timeoutMs: 60_000, intervalMs: 200, message: 'ingest accepted again' });
