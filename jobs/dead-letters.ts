@@ -15,19 +15,20 @@ export interface DeadLetter {
 // one entry at a time inside one script, so a crash never leaves a record in both or neither.
 // KEYS: dead letters, stream, the stream's record count.
 const REPLAY = `${ENSURE_COUNT}
-ensureCount(KEYS[2], KEYS[3])
 local moved = 0
 for i = 1, #ARGV do
   local entry = redis.call('XRANGE', KEYS[1], ARGV[i], ARGV[i])
   if #entry == 1 then
     local fields = entry[1][2]
+    -- XDEL before XADD: the first write frees (see "Writes at the limit", src/core/redis/out-of-memory.ts).
+    redis.call('XDEL', KEYS[1], ARGV[i])
+    if moved == 0 then ensureCount(KEYS[2], KEYS[3]) end
     for j = 1, #fields, 2 do
       if fields[j] == 'r' then
         redis.call('XADD', KEYS[2], '*', 'r', fields[j + 1])
         redis.call('INCRBY', KEYS[3], 1)
       end
     end
-    redis.call('XDEL', KEYS[1], ARGV[i])
     moved = moved + 1
   end
 end

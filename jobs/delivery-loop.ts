@@ -5,10 +5,11 @@ import type { Logger } from '../src/core/logger';
 import type { TrackedRecord } from '../src/core/records/types';
 import { linkedController, withDeadline } from '../src/core/deadline';
 import { sleep } from '../src/core/sleep';
+import { isOutOfMemoryError, OUT_OF_MEMORY_LOG } from '../src/core/redis/out-of-memory';
 import { backoffDelay, type BackoffPolicy } from './backoff';
 import { DeadLetterStore } from './dead-letters';
 import { DestinationStatusStore } from './destination-status';
-import { compareStreamIds, ENSURE_COUNT, entryIdOf, nextStreamId, streamIdTime, type DeliveryKeys } from './keys';
+import { compareStreamIds, entryIdOf, nextStreamId, streamIdTime, type DeliveryKeys } from './keys';
 import { rangeStartAfter, recordsAfter } from './stream-entries';
 import type { Spool } from './spool';
 import type { LeaderLock } from './leader-lock';
@@ -21,13 +22,18 @@ import type { LeaderLock } from './leader-lock';
  * record, the entry id below which the stream is trimmed, records in the batch, delivery time,
  * how many of them the record count still holds (not those read from the disk spool).
  */
-const CONFIRM = `${ENSURE_COUNT}
+const CONFIRM = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 if redis.call('GET', KEYS[2]) == ARGV[2] then return 1 end
-ensureCount(KEYS[3], KEYS[5])
-redis.call('SET', KEYS[2], ARGV[2])
+-- XTRIM first: it frees, so a full Redis still takes the confirm (see "Writes at the limit", src/core/redis/out-of-memory.ts).
 redis.call('XTRIM', KEYS[3], 'MINID', ARGV[3])
-if tonumber(ARGV[6]) > 0 then redis.call('DECRBY', KEYS[5], ARGV[6]) end
+redis.call('SET', KEYS[2], ARGV[2])
+if redis.call('EXISTS', KEYS[5]) == 0 then
+  -- A stream from before record counts holds one record an entry; the delivered ones are gone now.
+  redis.call('SET', KEYS[5], redis.call('XLEN', KEYS[3]))
+elseif tonumber(ARGV[6]) > 0 then
+  redis.call('DECRBY', KEYS[5], ARGV[6])
+end
 redis.call('HINCRBY', KEYS[4], 'delivered', ARGV[4])
 redis.call('HINCRBY', KEYS[4], 'batches', 1)
 redis.call('HSET', KEYS[4], 'lastDeliveredAt', ARGV[5], 'inFlight', '0', 'paused', '', 'writingSince', '', 'attempts', '0', 'retryAt', '')
@@ -160,7 +166,7 @@ export class DeliveryLoop {
         }
         if (signal.aborted) return;
         // Redis trouble: wait and read the cursor again.
-        this.logger.warn({ err: (err as Error).message }, 'delivery loop error');
+        this.logger.warn({ err: isOutOfMemoryError(err) ? OUT_OF_MEMORY_LOG : (err as Error).message }, 'delivery loop error');
         await sleep(this.opts.pollMs, signal).catch(() => undefined);
         cursor = (await this.redis.get(this.keys.cursor).catch(() => null)) ?? cursor;
       }

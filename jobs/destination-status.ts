@@ -5,6 +5,14 @@ import { streamIdTime, type DeliveryKeys } from './keys';
 import { rangeStartAfter } from './stream-entries';
 import type { SpoolBacklog } from './spool';
 
+// Sets fields of the status hash. HDEL of the same fields first: the hash keeps a fixed set of
+// small fields, so this runs on a full Redis (see "Writes at the limit", src/core/redis/out-of-memory.ts)
+// and delivery can go on draining it. ARGV: field, value, field, value…
+const SET_FIELDS = `
+for i = 1, #ARGV, 2 do redis.call('HDEL', KEYS[1], ARGV[i]) end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1`;
+
 /** What an operator sees of one destination. */
 export interface DestinationStatus {
   /** Records accepted but not yet confirmed by the destination, in Redis and on disk. */
@@ -60,7 +68,7 @@ export class DestinationStatusStore {
       fields.retryAt = retry.at.toISOString();
     }
     if (error.kind === 'configuration') fields.paused = error.message;
-    await this.redis.hset(this.keys.status, fields);
+    await this.set(fields);
   }
 
   /** How fast the backlog grows and what room is left (written by the spiller, see Spiller.reportGrowth). */
@@ -74,7 +82,7 @@ export class DestinationStatusStore {
   }
 
   async setDetails(details: DestinationDetails): Promise<void> {
-    await this.redis.hset(this.keys.status, 'details', JSON.stringify(details));
+    await this.set({ details: JSON.stringify(details) });
   }
 
   /**
@@ -82,7 +90,11 @@ export class DestinationStatusStore {
    * destination: a later holder treats records up to it as possibly written (see WriteOptions).
    */
   async startBatch(count: number, sentThrough: string, at = new Date()): Promise<void> {
-    await this.redis.hset(this.keys.status, 'inFlight', String(count), 'sentThrough', sentThrough, 'writingSince', at.toISOString(), 'attempts', '0', 'retryAt', '');
+    await this.set({ inFlight: String(count), sentThrough, writingSince: at.toISOString(), attempts: '0', retryAt: '' });
+  }
+
+  private async set(fields: Record<string, string>): Promise<void> {
+    await this.redis.eval(SET_FIELDS, 1, this.keys.status, ...Object.entries(fields).flat());
   }
 
   /** The highest stream id ever handed to the destination, if any. */

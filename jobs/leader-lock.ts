@@ -3,6 +3,12 @@ import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
 
 const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`;
+// SET NX PX as a script whose first write is a DEL of the (absent) key, so a lease can still be
+// taken on a full Redis (see "Writes at the limit", src/core/redis/out-of-memory.ts).
+const ACQUIRE = `if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1`;
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
 
 /**
@@ -28,8 +34,7 @@ export class LeaderLock {
   }
 
   async acquire(): Promise<boolean> {
-    const ok = await this.redis.set(this.key, this.token, 'PX', this.ttlMs, 'NX');
-    if (ok !== 'OK') return false;
+    if ((await this.redis.eval(ACQUIRE, 1, this.key, this.token, this.ttlMs)) !== 1) return false;
     let lastRenewed = Date.now();
     this.timer = setInterval(() => {
       this.redis

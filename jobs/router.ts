@@ -5,6 +5,7 @@ import { duplicatesKey, INGEST_QUEUE, type IngestJobData } from './ingest-job';
 import type { TrackerStore } from '../src/core/trackers/store';
 import type { Tracker } from '../src/core/trackers/types';
 import { sleep } from '../src/core/sleep';
+import { isOutOfMemoryError } from '../src/core/redis/out-of-memory';
 import { backoffDelay, DEFAULT_BACKOFF } from './backoff';
 import { INGEST_JOB_NAME } from './ingest-job';
 import { backlogIndexKey, deliveryKeys, ENSURE_COUNT, routerCursorKey, trackerBacklogKey } from './keys';
@@ -55,6 +56,12 @@ end
 redis.call('SET', KEYS[1], ARGV[1])
 return 1`;
 
+/**
+ * How often routing is tried again while Redis refuses it for its memory limit: one refused
+ * script a second is nothing to Redis, and routing resumes within a second of memory being freed.
+ */
+const OUT_OF_MEMORY_RETRY_MS = 1000;
+
 /** Backlog entries moved per Redis call: about a millisecond of Redis time per destination. */
 const BACKLOG_MOVE_CHUNK = 500;
 
@@ -99,6 +106,9 @@ export async function startRouter(connection: Redis, commands: Redis, store: Tra
     return list ? new Set(list.split(',').map(Number)) : undefined;
   };
 
+  /** Since when Redis has refused routing for its memory limit; logged once on entering and once on leaving. */
+  let outOfMemorySince: number | undefined;
+
   const route = async (job: Job<IngestJobData>): Promise<void> => {
     for (let attempt = 0; ; attempt++) {
       try {
@@ -121,8 +131,23 @@ export async function startRouter(connection: Redis, commands: Redis, store: Tra
         // Routed: the list is no longer needed (the route cursor keeps the job from being routed again).
         if (skip) await commands.del(duplicatesKey(opts.redisPrefix, job.data.dedup!)).catch(() => undefined);
         opts.onRouted?.(records.length, destinations.length);
+        if (outOfMemorySince !== undefined) {
+          logger.info({ waitedMs: Date.now() - outOfMemorySince }, 'Redis memory freed: routing resumed');
+          outOfMemorySince = undefined;
+        }
         return;
       } catch (err) {
+        if (isOutOfMemoryError(err)) {
+          // Records cannot move until memory is freed (delivery, dlq discard, destinations remove):
+          // wait quietly rather than retry and log at full speed. BullMQ cannot renew this job's
+          // lock meanwhile (its SET is refused too); the job is routed once, whoever finishes it.
+          if (outOfMemorySince === undefined) {
+            outOfMemorySince = Date.now();
+            logger.warn({ jobId: job.id }, 'Redis is at its memory limit: routing waits until memory is freed');
+          }
+          await sleep(OUT_OF_MEMORY_RETRY_MS, stopping.signal.aborted ? undefined : stopping.signal).catch(() => undefined);
+          continue;
+        }
         // Never throw: BullMQ would fail the job (or retry it behind later ones). When stopping, the
         // process exits with the job still locked; it stalls and is routed first by the next worker.
         logger.warn({ err: (err as Error).message, jobId: job.id, attempt }, 'routing failed; retrying');

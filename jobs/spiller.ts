@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '../src/core/logger';
 import { sleep } from '../src/core/sleep';
 import type { LeaderLock } from './leader-lock';
-import { compareStreamIds, ENSURE_COUNT, entryIdOf, nextStreamId, type DeliveryKeys as Keys } from './keys';
+import { compareStreamIds, entryIdOf, nextStreamId, type DeliveryKeys as Keys } from './keys';
 import { rangeStartAfter, recordsAfter, type StreamRecord } from './stream-entries';
 import { Spool, type SpooledEntry } from './spool';
 import { DestinationStatusStore } from './destination-status';
@@ -15,13 +15,18 @@ import { DestinationStatusStore } from './destination-status';
  * the frame follows ('' for none), the frame's last record id, the entry id below which the stream
  * is trimmed, records in the frame.
  */
-const COMMIT_SPILL = `${ENSURE_COUNT}
+const COMMIT_SPILL = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 if (redis.call('GET', KEYS[2]) or '') ~= ARGV[2] then return -1 end
-ensureCount(KEYS[3], KEYS[5])
-redis.call('SET', KEYS[2], ARGV[3])
+-- XTRIM first: it frees, so a full Redis still lets records go to disk (src/core/redis/out-of-memory.ts).
 redis.call('XTRIM', KEYS[3], 'MINID', ARGV[4])
-redis.call('DECRBY', KEYS[5], ARGV[5])
+redis.call('SET', KEYS[2], ARGV[3])
+if redis.call('EXISTS', KEYS[5]) == 0 then
+  -- A stream from before record counts holds one record an entry; the spilled ones are gone now.
+  redis.call('SET', KEYS[5], redis.call('XLEN', KEYS[3]))
+else
+  redis.call('DECRBY', KEYS[5], ARGV[5])
+end
 redis.call('HINCRBY', KEYS[4], 'spilledRecords', ARGV[5])
 return 1`;
 
@@ -35,7 +40,15 @@ export interface SpillOptions {
   frameRecords: number;
   /** How often the stream's length is looked at. */
   checkMs: number;
+  /**
+   * True while Redis as a whole is filling up (past REDIS_MEMORY_SPILL_PERCENT of its limit): then
+   * every destination keeps at most PRESSURE_CAP_RECORDS in Redis, whatever its own cap.
+   */
+  underPressure?: () => boolean;
 }
+
+/** A destination's Redis cap while Redis is short of memory. */
+export const PRESSURE_CAP_RECORDS = 1000;
 
 export const DEFAULT_SPILL_OPTIONS: SpillOptions = { capRecords: 100_000, frameRecords: 5000, checkMs: 1000 };
 
@@ -115,11 +128,12 @@ export class Spiller {
     return count === null ? length : Number(count);
   }
 
-  /** Brings the stream down to half its cap if it is above the cap. Returns the records moved. */
+  /** Brings the stream down to half its cap (see underPressure) if it is above it. Returns the records moved. */
   async spillExcess(signal?: AbortSignal): Promise<number> {
     const before = await this.inRedis();
-    if (before <= this.opts.capRecords) return 0;
-    let excess = before - Math.floor(this.opts.capRecords / 2);
+    const cap = this.opts.underPressure?.() ? Math.min(this.opts.capRecords, PRESSURE_CAP_RECORDS) : this.opts.capRecords;
+    if (before <= cap) return 0;
+    let excess = before - Math.floor(cap / 2);
     let moved = 0;
     while (excess > 0 && !signal?.aborted) {
       const n = await this.spool.spillFrame(() => this.oldest(Math.min(excess, this.opts.frameRecords)), (entries) => this.commit(entries));

@@ -2,6 +2,7 @@ import type { ConnectorRegistry } from '../connectors/registry';
 import type { Config } from '../src/core/config';
 import type { Logger } from '../src/core/logger';
 import { createRedis } from '../src/core/redis/redis';
+import { MemoryBudget } from '../src/core/redis/memory-budget';
 import { TrackerStore } from '../src/core/trackers/store';
 import { startRouter } from './router';
 import { DEFAULT_DELIVERY_OPTIONS } from './delivery-loop';
@@ -10,6 +11,8 @@ import { DEFAULT_SPILL_OPTIONS } from './spiller';
 
 export interface WorkerRuntime {
   supervisor: DeliverySupervisor;
+  /** Redis memory against its budget, as this process samples it (or the API's, when they share a process). */
+  memory: MemoryBudget;
   /** Finishes or hands back the work in hand, then disconnects. */
   close: () => Promise<void>;
 }
@@ -21,9 +24,12 @@ export async function startWorkerRuntime(
   registry: ConnectorRegistry,
   logger: Logger,
   overrides: Partial<Omit<SupervisorOptions, 'redisPrefix' | 'dataDir'>> = {},
+  sharedMemory?: MemoryBudget,
 ): Promise<WorkerRuntime> {
   const connection = createRedis(redisUrl, 'worker');
   const commands = createRedis(redisUrl, 'worker');
+  // A worker-only process samples for itself, so its log warns at the watermarks too.
+  const memory = sharedMemory ?? new MemoryBudget(commands, logger.child({ component: 'memory' }), config.memory).start();
   const store = new TrackerStore(commands, config.redisPrefix);
   const d = config.delivery;
   const router = await startRouter(connection, commands, store, logger.child({ component: 'router' }), { redisPrefix: config.redisPrefix, lockDurationMs: d.routerLockMs });
@@ -37,7 +43,15 @@ export async function startWorkerRuntime(
       configRecheckMs: d.configRecheckMs,
       writeTimeoutMs: d.writeTimeoutMs,
     },
-    spill: { ...DEFAULT_SPILL_OPTIONS, capRecords: d.redisCapRecords, frameRecords: d.spillFrameRecords },
+    spill: {
+      ...DEFAULT_SPILL_OPTIONS,
+      capRecords: d.redisCapRecords,
+      frameRecords: d.spillFrameRecords,
+      underPressure: () => {
+        const { usedBytes, limitBytes } = memory.snapshot();
+        return usedBytes !== null && limitBytes !== null && usedBytes >= (limitBytes * config.memory.spillPercent) / 100;
+      },
+    },
   };
   const supervisor = new DeliverySupervisor(commands, store, registry, logger.child({ component: 'delivery' }), {
     ...fromConfig,
@@ -48,7 +62,9 @@ export async function startWorkerRuntime(
   supervisor.start();
   return {
     supervisor,
+    memory,
     close: async () => {
+      if (!sharedMemory) memory.stop();
       await Promise.all([router.close(), supervisor.stop()]);
       connection.disconnect();
       commands.disconnect();

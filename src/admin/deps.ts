@@ -1,5 +1,6 @@
 import type { ConnectorRegistry } from '../../connectors/registry';
 import type { LiveFeed } from '../http/live/live-feed';
+import type { MemorySnapshot } from '../core/redis/memory-budget';
 import type { DeliveryAdmin } from '../operator/delivery-admin';
 import type { DestinationService } from '../operator/destination-service';
 import type { SourceService } from '../operator/source-service';
@@ -20,4 +21,6 @@ export interface AdminDeps {
   connectors: ConnectorRegistry;
   /** The tracker requests the console shows as they arrive. */
   live: LiveFeed;
+  /** Redis memory as last sampled: the console's health view shows it. */
+  memory: () => MemorySnapshot;
 }

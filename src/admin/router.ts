@@ -5,6 +5,7 @@ import { createAdminAuth } from './auth';
 import { registerConnectorRoutes } from './connector-routes';
 import type { AdminDeps } from './deps';
 import { registerDestinationRoutes } from './destination-routes';
+import { registerHealthRoutes } from './health-routes';
 import { registerLiveRoutes } from './live-routes';
 import { mapServiceErrors } from './service-errors';
 import { registerSessionRoutes } from './session';
@@ -34,5 +35,6 @@ export function createAdminRouter(deps: AdminDeps): Router {
   registerConnectorRoutes(router, deps);
   registerLiveRoutes(router, deps);
   registerWarehouseRoutes(router, deps);
+  registerHealthRoutes(router, deps);
   return router;
 }

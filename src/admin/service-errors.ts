@@ -1,5 +1,6 @@
 import type { Middleware } from 'koa';
 import { ApiError, type ErrorCode } from '../core/errors';
+import { isOutOfMemoryError, OUT_OF_MEMORY_MESSAGE } from '../core/redis/out-of-memory';
 import { DeliveryAdminError, type DeliveryAdminErrorCode } from '../operator/delivery-admin';
 import { DestinationServiceError, type DestinationServiceErrorCode } from '../operator/destination-service';
 import { SourceServiceError, type SourceServiceErrorCode } from '../operator/source-service';
@@ -47,6 +48,7 @@ export function toAdminApiError(err: unknown): unknown {
   if (err instanceof DestinationServiceError) return new ApiError(DESTINATION[err.code], err.message, err.field);
   if (err instanceof SourceServiceError) return new ApiError(SOURCE[err.code], err.message, err.field);
   if (err instanceof DeliveryAdminError) return new ApiError(DELIVERY[err.code], err.message);
+  if (isOutOfMemoryError(err)) return new ApiError('ERR_QUEUE_FULL', OUT_OF_MEMORY_MESSAGE);
   return err;
 }
 

@@ -7,7 +7,8 @@ import { createApp } from './app';
 import { LiveFeed } from '../http/live/live-feed';
 import type { Config } from '../core/config';
 import { throttledErrorLog, type Logger } from '../core/logger';
-import { createMetrics, type Metrics } from '../core/metrics';
+import { createMetrics, registerMemoryMetrics, type Metrics } from '../core/metrics';
+import { MemoryBudget } from '../core/redis/memory-budget';
 import { INGEST_QUEUE, type IngestJobData } from '../../jobs/ingest-job';
 import { IngestWriter } from '../ingest/ingest-writer';
 import { createRedis } from '../core/redis/redis';
@@ -36,6 +37,8 @@ export interface ApiRuntime {
   resolver: TrackerResolver;
   writer: IngestWriter;
   metrics: Metrics;
+  /** Redis memory, sampled every REDIS_MEMORY_SAMPLE_MS; ingest is refused at its high watermark. */
+  memory: MemoryBudget;
   /** The services behind the admin API, when it is on. */
   admin: AdminDeps | undefined;
   live: LiveFeed;
@@ -59,12 +62,15 @@ export function createApiRuntime(
   const queue = new Queue<IngestJobData>(INGEST_QUEUE, { connection: redis, prefix: config.redisPrefix });
   queue.on('error', throttledErrorLog(logger, 'ingest queue connection'));
   const store = new TrackerStore(redis, config.redisPrefix);
+  const memory = new MemoryBudget(redis, logger.child({ component: 'memory' }), config.memory).start();
+  registerMemoryMetrics(metrics, () => memory.snapshot());
   const resolver = new TrackerResolver(store, config.tokenCacheTtlMs);
   const writer = new IngestWriter(queue, {
     ...config.enqueue,
     retryAfterSeconds: config.retryAfterSeconds,
     redisPrefix: config.redisPrefix,
     isConnected: () => redis.status === 'ready',
+    memory,
     onFlush: (records, _jobs, seconds) => {
       metrics.enqueueSeconds.observe(seconds);
       metrics.enqueueBatchRecords.observe(records);
@@ -72,7 +78,7 @@ export function createApiRuntime(
   });
   const live = new LiveFeed({ redis, redisUrl, redisPrefix: config.redisPrefix, resolver, logger });
   const deliveryLog = new SourceDeliveryLog(redis, config.redisPrefix, undefined, throttledErrorLog(logger, 'webhook delivery log'));
-  const admin = adminOptions && createAdminDeps(config, redis, store, logger, adminOptions, live, deliveryLog);
+  const admin = adminOptions && createAdminDeps(config, redis, store, logger, adminOptions, live, deliveryLog, memory);
   const app = createApp({
     config,
     logger,
@@ -83,6 +89,7 @@ export function createApiRuntime(
     pingRedis: async () => {
       await redis.ping();
     },
+    memory: () => memory.snapshot(),
     admin,
     live,
     deliveryLog,
@@ -96,9 +103,11 @@ export function createApiRuntime(
     resolver,
     writer,
     metrics,
+    memory,
     admin,
     live,
     close: async () => {
+      memory.stop();
       await live.close();
       await writer.close();
       await queue.close();
@@ -108,7 +117,7 @@ export function createApiRuntime(
 }
 
 /** The services of the CLI (src/cli/context.ts) over this process's Redis connection and store. */
-function createAdminDeps(config: Readonly<Config>, redis: Redis, store: TrackerStore, logger: Logger, options: AdminOptions, live: LiveFeed, deliveryLog: SourceDeliveryLog): AdminDeps {
+function createAdminDeps(config: Readonly<Config>, redis: Redis, store: TrackerStore, logger: Logger, options: AdminOptions, live: LiveFeed, deliveryLog: SourceDeliveryLog, memory: MemoryBudget): AdminDeps {
   const destinations = new DestinationService(store, options.registry, config.dataDir, logger);
   return {
     token: options.token,
@@ -119,5 +128,6 @@ function createAdminDeps(config: Readonly<Config>, redis: Redis, store: TrackerS
     sources: new SourceService(store, undefined, deliveryLog),
     connectors: options.registry,
     live,
+    memory: () => memory.snapshot(),
   };
 }

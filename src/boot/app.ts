@@ -11,6 +11,7 @@ import { createWebhookRouter } from '../ingest/webhooks/route';
 import type { LiveFeed } from '../http/live/live-feed';
 import type { Logger } from '../core/logger';
 import type { Metrics } from '../core/metrics';
+import type { MemorySnapshot } from '../core/redis/memory-budget';
 import type { IngestWriter } from '../ingest/ingest-writer';
 import type { RateLimiter } from '../ingest/rate-limiter';
 import type { TrackerResolver } from '../ingest/resolver';
@@ -24,6 +25,8 @@ export interface AppDeps {
   writer: IngestWriter;
   rateLimiter: RateLimiter;
   pingRedis: () => Promise<void>;
+  /** The Redis memory budget's last sample, for /readyz (see src/core/redis/memory-budget.ts). */
+  memory?: () => MemorySnapshot;
   /** What /metrics serves; default this process's registry (see src/http/ops-routes.ts). */
   hostMetrics?: () => Promise<string>;
   /** Services of the admin API; without them `/admin/api` answers 404 (worker-less tests, embedders). */
@@ -47,7 +50,7 @@ export function createApp(deps: AppDeps): Koa {
 
   // Outside the error handler: the live view shows the answer the client got, errors included.
   if (deps.live) app.use(deps.live.tap());
-  app.use(createErrorHandler(deps.logger, deps.metrics));
+  app.use(createErrorHandler(deps.logger, deps.metrics, deps.config.retryAfterSeconds));
   const trackerCors = cors({
     origin: (ctx) => ctx.get('Origin'),
     allowMethods: ['GET', 'POST', 'HEAD', 'OPTIONS'],

@@ -37,7 +37,8 @@ async function runOneProcess(role: Role, config: Readonly<Config>, logger: Logge
     logger.info({ url: config.publicUrl }, 'tributary API listening');
   }
   if (role !== 'api') {
-    worker = await startWorkerRuntime(config, redis.url, registry, logger);
+    // In one process with the API: one sampler, one set of memory warnings.
+    worker = await startWorkerRuntime(config, redis.url, registry, logger, {}, api?.memory);
     logger.info({ connectors: registry.types() }, 'tributary workers delivering');
   }
 

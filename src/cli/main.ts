@@ -1,10 +1,5 @@
-import { Command, InvalidArgumentError } from 'commander';
-import { ConfigError } from '../core/config';
-import { DestinationServiceError } from '../operator/destination-service';
-import { TrackerServiceError } from '../operator/tracker-service';
-import { SourceServiceError } from '../operator/source-service';
-import { CliError } from './context';
-import { DeliveryAdminError } from '../operator/delivery-admin';
+import { Command } from 'commander';
+import { describeFailure } from './failure';
 import { registerDestinationsCommands } from './destinations-command';
 import { registerDlqCommands } from './dlq-command';
 import { registerPrivacyCommands } from './privacy-command';
@@ -16,9 +11,6 @@ function fail(message: string): void {
   process.stderr.write(`tributary: ${message}\n`);
   process.exitCode = 1;
 }
-
-/** Refusals whose message is written for the operator: shown as they are, without a stack. */
-const EXPECTED = [TrackerServiceError, DestinationServiceError, DeliveryAdminError, SourceServiceError, CliError, ConfigError, InvalidArgumentError];
 
 const ENVIRONMENT = `
 Environment (as for the server, see .env.example):
@@ -42,8 +34,7 @@ async function main(argv: string[]): Promise<void> {
   try {
     await program.parseAsync(argv);
   } catch (err) {
-    if (EXPECTED.some((E) => err instanceof E)) return fail((err as Error).message);
-    fail(`unexpected error: ${err instanceof Error ? err.message : String(err)}`);
+    fail(describeFailure(err));
   }
 }
 

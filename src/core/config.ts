@@ -56,6 +56,12 @@ const EnvSchema = z.object({
   ROUTER_LOCK_MS: int(10_000, 100),
   DESTINATION_REDIS_CAP_RECORDS: int(100_000, 2),
   DESTINATION_SPILL_FRAME_RECORDS: int(5000, 1),
+  REDIS_MAXMEMORY_BYTES: z.coerce.number().int().min(1_048_576).optional(),
+  REDIS_MEMORY_WARN_PERCENT: int(80, 1).pipe(z.number().max(99)),
+  REDIS_MEMORY_HIGH_PERCENT: int(90, 1).pipe(z.number().max(99)),
+  REDIS_MEMORY_RESUME_PERCENT: int(85, 1).pipe(z.number().max(99)),
+  REDIS_MEMORY_SPILL_PERCENT: int(60, 1).pipe(z.number().max(99)),
+  REDIS_MEMORY_SAMPLE_MS: int(1000, 50),
 });
 
 export interface Limits {
@@ -143,6 +149,26 @@ export interface Config {
     /** Records per spilled frame: one compressed block, one fsync, one Redis call. Default 5 000. */
     spillFrameRecords: number;
   };
+  /** Redis memory: the limit, the watermarks, the sampling (src/core/redis/memory-budget.ts). */
+  memory: MemoryBudgetConfig;
+}
+
+export interface MemoryBudgetConfig {
+  /**
+   * The Redis memory limit to budget against. Unset: Redis's own `maxmemory` (from INFO memory);
+   * set it where Redis does not report one (some managed services), or to budget less. Default unset.
+   */
+  limitBytes: number | undefined;
+  /** A warning is logged when Redis memory crosses this percent of the limit. Default 80. */
+  warnPercent: number;
+  /** Ingest (v3 and webhooks) is refused with 503 ERR_QUEUE_FULL at this percent. Default 90. */
+  highPercent: number;
+  /** Once refused, ingest is accepted again below this percent. Default 85. */
+  resumePercent: number;
+  /** From this percent on, every destination's backlog beyond 1 000 records goes to the disk spool. Default 60. */
+  spillPercent: number;
+  /** How often each process reads INFO memory. Default 1000 ms. */
+  sampleMs: number;
 }
 
 export class ConfigError extends Error {
@@ -157,6 +183,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     throw new ConfigError(`Invalid environment: ${issues}`);
   }
   const e = parsed.data;
+  if (!(e.REDIS_MEMORY_RESUME_PERCENT <= e.REDIS_MEMORY_HIGH_PERCENT && e.REDIS_MEMORY_WARN_PERCENT <= e.REDIS_MEMORY_HIGH_PERCENT && e.REDIS_MEMORY_SPILL_PERCENT <= e.REDIS_MEMORY_HIGH_PERCENT)) {
+    throw new ConfigError('Invalid environment: REDIS_MEMORY_WARN_PERCENT, REDIS_MEMORY_RESUME_PERCENT and REDIS_MEMORY_SPILL_PERCENT must not be above REDIS_MEMORY_HIGH_PERCENT');
+  }
   return Object.freeze({
     port: e.PORT,
     host: e.HOST,
@@ -201,6 +230,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       routerLockMs: e.ROUTER_LOCK_MS,
       redisCapRecords: e.DESTINATION_REDIS_CAP_RECORDS,
       spillFrameRecords: e.DESTINATION_SPILL_FRAME_RECORDS,
+    }),
+    memory: Object.freeze({
+      limitBytes: e.REDIS_MAXMEMORY_BYTES,
+      warnPercent: e.REDIS_MEMORY_WARN_PERCENT,
+      highPercent: e.REDIS_MEMORY_HIGH_PERCENT,
+      resumePercent: e.REDIS_MEMORY_RESUME_PERCENT,
+      spillPercent: e.REDIS_MEMORY_SPILL_PERCENT,
+      sampleMs: e.REDIS_MEMORY_SAMPLE_MS,
     }),
   });
 }

@@ -41,6 +41,7 @@ export const ERROR_CODES = {
   ERR_HEADERS_TOO_LARGE: { status: 431, message: 'The request line and headers are larger than LIMIT_HEADER_BYTES.' },
   ERR_RATE_LIMITED: { status: 429, message: "The tracker's rate limit is exceeded; retry after the number of seconds in Retry-After." },
   ERR_QUEUE_UNAVAILABLE: { status: 503, message: 'The queue is unreachable; nothing was stored. Retry after the number of seconds in Retry-After.' },
+  ERR_QUEUE_FULL: { status: 503, message: "Redis memory is at the relay's high watermark; nothing was stored. Retry after the number of seconds in Retry-After." },
   ERR_SHUTTING_DOWN: { status: 503, message: 'The server is shutting down; nothing was stored. Retry shortly.' },
   ERR_CONSOLE_NOT_BUILT: { status: 503, message: 'The console is not built: run npm run build (npm ci does it).' },
   ERR_INTERNAL: { status: 500, message: 'Internal error.' },

@@ -1,4 +1,5 @@
 import pino, { type Logger } from 'pino';
+import { isOutOfMemoryError, OUT_OF_MEMORY_LOG } from './redis/out-of-memory';
 
 export type { Logger };
 
@@ -26,7 +27,8 @@ export function throttledErrorLog(logger: Logger, what: string, intervalMs = 30_
   const last = new Map<string, number>();
   return (err) => {
     const now = Date.now();
-    const message = err?.message ?? String(err);
+    // Redis's OOM text differs by script and line: one message for all of them, logged once per interval.
+    const message = isOutOfMemoryError(err) ? OUT_OF_MEMORY_LOG : (err?.message ?? String(err));
     if ((last.get(message) ?? -Infinity) > now - intervalMs) return;
     if (last.size > 100) last.clear();
     last.set(message, now);

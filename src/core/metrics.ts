@@ -1,4 +1,5 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { MemorySnapshot } from './redis/memory-budget';
 
 /** Prometheus metrics of one process, served at /metrics. */
 export interface Metrics {
@@ -28,4 +29,57 @@ export function createMetrics(withDefaults = true): Metrics {
     }),
     enqueueBatchRecords: new Histogram({ name: 'tributary_enqueue_batch_records', help: 'Records per coalesced Redis write.', buckets: [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000], registers: [registry] }),
   };
+}
+
+const MEMORY_STATES = ['unknown', 'unlimited', 'ok', 'warning', 'full'] as const;
+
+/**
+ * Redis memory as the budget last sampled it, read at each scrape. Every process samples the same
+ * Redis, so a cluster's host-wide figures take the largest (`aggregator: 'max'`), not the sum.
+ */
+export function registerMemoryMetrics(metrics: Metrics, snapshot: () => MemorySnapshot): void {
+  const registers = [metrics.registry];
+  new Gauge({
+    name: 'tributary_redis_memory_used_bytes',
+    help: 'Redis memory counted against its limit, as last sampled (INFO memory).',
+    aggregator: 'max',
+    registers,
+    collect() {
+      this.set(snapshot().usedBytes ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'tributary_redis_memory_limit_bytes',
+    help: 'The Redis memory limit budgeted against (REDIS_MAXMEMORY_BYTES or maxmemory); 0 when none is known.',
+    aggregator: 'max',
+    registers,
+    collect() {
+      this.set(snapshot().limitBytes ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'tributary_redis_memory_watermark_bytes',
+    help: 'Watermarks of the Redis memory budget: warn (a warning is logged), high (ingest refused), resume (ingest accepted again).',
+    labelNames: ['level'],
+    aggregator: 'max',
+    registers,
+    collect() {
+      const w = snapshot().watermarks;
+      if (!w) return this.reset();
+      this.set({ level: 'warn' }, w.warnBytes);
+      this.set({ level: 'high' }, w.highBytes);
+      this.set({ level: 'resume' }, w.resumeBytes);
+    },
+  });
+  new Gauge({
+    name: 'tributary_redis_memory_state',
+    help: 'State of the Redis memory budget: 1 for the current one (full: ingest refused with 503 ERR_QUEUE_FULL).',
+    labelNames: ['state'],
+    aggregator: 'max',
+    registers,
+    collect() {
+      const current = snapshot().state;
+      for (const state of MEMORY_STATES) this.set({ state }, state === current ? 1 : 0);
+    },
+  });
 }

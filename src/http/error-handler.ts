@@ -2,6 +2,7 @@ import type { Context, Middleware } from 'koa';
 import { ApiError, ERROR_CODES, type ErrorBody } from '../core/errors';
 import type { Logger } from '../core/logger';
 import type { Metrics } from '../core/metrics';
+import { isOutOfMemoryError } from '../core/redis/out-of-memory';
 import { sendFixed, type FixedResponse } from '../ingest/fixed-responses';
 
 /** Header naming the error code on answers whose body is fixed (pixel, script). */
@@ -17,8 +18,10 @@ function fixedKind(ctx: Context): FixedResponse | undefined {
   return m ? (m[1] as FixedResponse) : undefined;
 }
 
-function toApiError(err: unknown, logger: Logger): ApiError {
+function toApiError(err: unknown, logger: Logger, retryAfterSeconds: number): ApiError {
   if (err instanceof ApiError) return err;
+  // Redis's refusal names its scripts and their lines: never shown, whichever route met it.
+  if (isOutOfMemoryError(err)) return new ApiError('ERR_QUEUE_FULL', 'Redis is at its memory limit; nothing was changed. Retry after the number of seconds in Retry-After.', undefined, { 'Retry-After': String(retryAfterSeconds) });
   logger.error({ err }, 'unhandled error');
   return new ApiError('ERR_INTERNAL');
 }
@@ -28,7 +31,7 @@ function toApiError(err: unknown, logger: Logger): ApiError {
  * body of a pixel with the code in a header), turns unmatched routes into JSON 404/405, and
  * counts requests by matched route and status.
  */
-export function createErrorHandler(logger: Logger, metrics: Metrics): Middleware {
+export function createErrorHandler(logger: Logger, metrics: Metrics, retryAfterSeconds = 5): Middleware {
   return async (ctx, next) => {
     try {
       await next();
@@ -38,7 +41,7 @@ export function createErrorHandler(logger: Logger, metrics: Metrics): Middleware
         if (ctx.status === 405 || ctx.status === 501) throw new ApiError('ERR_METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}.`);
       }
     } catch (err) {
-      const error = toApiError(err, logger);
+      const error = toApiError(err, logger, retryAfterSeconds);
       for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
       const fixed = fixedKind(ctx);
       if (fixed) {

@@ -1,10 +1,13 @@
 import Router from '@koa/router';
 import type { Metrics } from '../core/metrics';
+import type { MemorySnapshot } from '../core/redis/memory-budget';
 
 export interface OpsDeps {
   metrics: Metrics;
   /** Resolves when Redis answers a PING. */
   pingRedis: () => Promise<void>;
+  /** The Redis memory budget's last sample; none: memory is not reported. */
+  memory?: () => MemorySnapshot;
   /**
    * The exposition text /metrics serves. Default: this process's registry. In cluster mode, the
    * whole host's: every API process's metrics, summed by the primary (src/boot/cluster-metrics.ts).
@@ -14,7 +17,9 @@ export interface OpsDeps {
 
 /**
  * /healthz: this process is up (with its pid: in cluster mode each API process answers for
- * itself). /readyz: Redis answers. /metrics: Prometheus text.
+ * itself). /readyz: Redis answers and its memory is below the high watermark (a relay that
+ * refuses ingest for memory is not ready: a load balancer should send traffic elsewhere).
+ * /metrics: Prometheus text.
  */
 export function createOpsRouter(deps: OpsDeps): Router {
   const router = new Router();
@@ -24,11 +29,18 @@ export function createOpsRouter(deps: OpsDeps): Router {
   router.get('/readyz', async (ctx) => {
     try {
       await deps.pingRedis();
-      ctx.body = { status: 'ready', redis: 'ok' };
     } catch (err) {
       ctx.status = 503;
       ctx.body = { status: 'unavailable', redis: (err as Error).message };
+      return;
     }
+    const memory = deps.memory?.();
+    if (memory?.state === 'full') {
+      ctx.status = 503;
+      ctx.body = { status: 'full', redis: 'ok', memory };
+      return;
+    }
+    ctx.body = { status: 'ready', redis: 'ok', ...(memory ? { memory } : {}) };
   });
   router.get('/metrics', async (ctx) => {
     if (!deps.hostMetrics) {

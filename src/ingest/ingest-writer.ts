@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Queue } from 'bullmq';
 import { ApiError } from '../core/errors';
+import { isOutOfMemoryError } from '../core/redis/out-of-memory';
+import type { MemoryBudget } from '../core/redis/memory-budget';
 import type { TrackedRecord } from '../core/records/types';
 import { bucketExpiresAt, dedupKeys, DUPLICATES_TTL_MS } from './dedup';
 import { KeyedAdd } from './keyed-add';
@@ -23,6 +25,8 @@ export interface IngestWriterOptions {
   redisPrefix: string;
   /** True when the Redis connection can take a command now; false answers 503 at once. */
   isConnected: () => boolean;
+  /** Refuses writes at the high watermark (503 ERR_QUEUE_FULL); none: no budget. */
+  memory?: MemoryBudget;
   onFlush?: (records: number, jobs: number, seconds: number) => void;
 }
 
@@ -84,6 +88,7 @@ export class IngestWriter {
   write(trackerId: string, records: TrackedRecord[], dedup?: DedupRequest): Promise<Duplicates | undefined> {
     if (this.closed) return Promise.reject(new ApiError('ERR_SHUTTING_DOWN', undefined, undefined, this.retryAfter()));
     if (!this.opts.isConnected()) return Promise.reject(this.unavailable());
+    if (this.opts.memory && !this.opts.memory.admits()) return Promise.reject(this.full());
     const keyed = dedup && dedup.windowHours > 0 && dedup.members.some((m) => m !== undefined) ? dedup : undefined;
     return new Promise<Duplicates | undefined>((resolve, reject) => {
       const entry: Pending = { trackerId, records, dedup: keyed, duplicates: undefined, resolve, reject, deadline: performance.now() + this.opts.timeoutMs, settled: false };
@@ -140,6 +145,10 @@ export class IngestWriter {
 
   private unavailable(detail?: string): ApiError {
     return new ApiError('ERR_QUEUE_UNAVAILABLE', detail, undefined, this.retryAfter());
+  }
+
+  private full(): ApiError {
+    return new ApiError('ERR_QUEUE_FULL', undefined, undefined, this.retryAfter());
   }
 
   private schedule(): void {
@@ -244,10 +253,12 @@ export class IngestWriter {
         await this.queue.addBulk([...byTracker].map(([trackerId, list]) => ({ name: INGEST_JOB_NAME, data: { trackerId, records: list } })));
       }
       await this.awaitReplicas();
+      this.opts.memory?.wrote(records);
       this.opts.onFlush?.(records, byTracker.size, Number(process.hrtime.bigint() - started) / 1e9);
       for (const p of batch) this.settle(p);
     } catch (err) {
-      const error = this.unavailable(`The queue refused the write: ${(err as Error).message}`);
+      // Redis's own refusal names its scripts and lines: the client gets the relay's words for it.
+      const error = isOutOfMemoryError(err) ? this.full() : this.unavailable(`The queue refused the write: ${(err as Error).message}`);
       for (const p of batch) this.settle(p, error);
     } finally {
       this.dropSettled();

@@ -261,6 +261,10 @@ suite('console in a browser', () => {
       await page.waitForTimeout(500);
     }
     expect(delivered).toBeGreaterThanOrEqual(3);
+    // The relay-wide Redis memory, whatever limit the test Redis has (none: "no limit known").
+    const memory = page.getByTestId('redis-memory');
+    await memory.getByText('Used', { exact: true }).waitFor();
+    expect(await memory.locator('.badge').textContent()).toMatch(/^(ok|above the warn watermark|full: ingest refused|no limit known)$/);
     await shot('06-health');
   });
 

@@ -14,6 +14,7 @@ import type { IntegrationView as ServerIntegrationView } from '../../src/operato
 import type { SourceDelivery as ServerSourceDelivery } from '../../src/core/trackers/source-deliveries';
 import type { Tracker as ServerTracker } from '../../src/core/trackers/types';
 import type { SourceView as ServerSourceView } from '../../src/operator/source-view';
+import type { MemorySnapshot as ServerMemorySnapshot } from '../../src/core/redis/memory-budget';
 
 type Fits<Server, Mirror> = [Server] extends [Mirror] ? true : false;
 type Check<T extends true> = T;
@@ -29,4 +30,5 @@ export type WireTypesFit = [
   Check<Fits<ServerQueryResult, Console.QueryResult>>,
   Check<Fits<ServerSourceView, Console.SourceView>>,
   Check<Fits<ServerSourceDelivery, Console.SourceDelivery>>,
+  Check<Fits<ServerMemorySnapshot, Console.MemorySnapshot>>,
 ];

@@ -23,3 +23,18 @@ describe('API_PROCESSES', () => {
     expect(() => loadConfig({ API_PROCESSES: value })).toThrow(/API_PROCESSES: an integer from 1 to 9999, or auto/);
   });
 });
+
+describe('Redis memory budget', () => {
+  test('defaults: no limit of its own, spill 60 %, warn 80 %, high 90 %, resume 85 %, sampled every second', () => {
+    expect(loadConfig({}).memory).toEqual({ limitBytes: undefined, warnPercent: 80, highPercent: 90, resumePercent: 85, spillPercent: 60, sampleMs: 1000 });
+    expect(loadConfig({ REDIS_MAXMEMORY_BYTES: '4294967296' }).memory.limitBytes).toBe(4_294_967_296);
+  });
+
+  test('refuses watermarks out of order, a limit below 1 MiB, a percent of 100', () => {
+    expect(() => loadConfig({ REDIS_MEMORY_RESUME_PERCENT: '95' })).toThrow(/must not be above REDIS_MEMORY_HIGH_PERCENT/);
+    expect(() => loadConfig({ REDIS_MEMORY_WARN_PERCENT: '92' })).toThrow(/must not be above REDIS_MEMORY_HIGH_PERCENT/);
+    expect(() => loadConfig({ REDIS_MEMORY_SPILL_PERCENT: '95' })).toThrow(/must not be above REDIS_MEMORY_HIGH_PERCENT/);
+    expect(() => loadConfig({ REDIS_MAXMEMORY_BYTES: '1000' })).toThrow(/REDIS_MAXMEMORY_BYTES/);
+    expect(() => loadConfig({ REDIS_MEMORY_HIGH_PERCENT: '100' })).toThrow(/REDIS_MEMORY_HIGH_PERCENT/);
+  });
+});

@@ -20,7 +20,7 @@ export class OwnRedis {
     private readonly extraArgs: readonly string[],
   ) {}
 
-  /** `extraArgs` go to redis-server as they are (e.g. `['--replicaof', '127.0.0.1', '6380']`). */
+  /** `extraArgs`: more redis-server options, e.g. `['--maxmemory', '32mb']` or `['--replicaof', '127.0.0.1', '6380']`. */
   static async start(extraArgs: readonly string[] = []): Promise<OwnRedis> {
     const own = new OwnRedis(await freePort(), extraArgs);
     await own.resume();

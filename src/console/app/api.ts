@@ -1,4 +1,4 @@
-import type { ConnectorInfo, DeadLetter, Destination, DestinationView, HmacSettings, IntegrationView, PrivacyRule, QueryResult, RateLimit, SourceDelivery, SourceMapping, SourceType, SourceView, TestResult, Tracker } from './types.js';
+import type { ConnectorInfo, DeadLetter, Destination, DestinationView, HmacSettings, IntegrationView, MemorySnapshot, PrivacyRule, QueryResult, RateLimit, SourceDelivery, SourceMapping, SourceType, SourceView, TestResult, Tracker } from './types.js';
 
 /** An answer other than 2xx, with the server's error code, message and offending field. */
 export class ApiError extends Error {
@@ -108,6 +108,8 @@ export const api = {
     removePrivacyRule: (id: string, property: string) => call<Tracker>('DELETE', `${tracker(id)}/privacy-rules?property=${encodeURIComponent(property)}`),
     query: (id: string, sql: string, dest?: string) => call<QueryResult>('POST', `${tracker(id)}/query`, dest ? { sql, destination: dest } : { sql }),
   },
+  /** The relay as a whole: Redis memory against its budget. */
+  health: () => call<{ memory: MemorySnapshot }>('GET', '/health'),
   connectors: async () => (await call<{ connectors: ConnectorInfo[] }>('GET', '/connectors')).connectors,
   destinations: {
     list: async (id: string) => (await call<{ destinations: DestinationView[]; backlog: number }>('GET', `${tracker(id)}/destinations`)).destinations,

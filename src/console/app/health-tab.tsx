@@ -1,9 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, messageOf } from './api.js';
 import { Alert, ConfirmButton, Spinner, Status } from './components.js';
-import { formatCount, formatDuration, formatTime, json } from './format.js';
+import { formatBytes, formatCount, formatDuration, formatTime, json } from './format.js';
 import { useLoad } from './hooks.js';
-import type { DeadLetter, DestinationView } from './types.js';
+import type { DeadLetter, DestinationView, MemorySnapshot } from './types.js';
 
 const REFRESH_MS = 2000;
 
@@ -12,6 +12,7 @@ export function HealthTab({ trackerId }: { trackerId: string }) {
   const list = useLoad(() => api.destinations.list(trackerId), trackerId, REFRESH_MS);
   return (
     <>
+      <RedisMemory />
       <section class="card" aria-labelledby="health-heading">
         <h2 id="health-heading">Delivery health</h2>
         <p class="hint">Refreshed every 2 seconds.</p>
@@ -22,6 +23,74 @@ export function HealthTab({ trackerId }: { trackerId: string }) {
         <DeadLetters key={d.id} trackerId={trackerId} destination={d} onChanged={list.reload} />
       ))}
     </>
+  );
+}
+
+const MEMORY_BADGE: Record<MemorySnapshot['state'], { tone: string; label: string }> = {
+  ok: { tone: 'ok', label: 'ok' },
+  warning: { tone: 'warn', label: 'above the warn watermark' },
+  full: { tone: 'error', label: 'full: ingest refused' },
+  unlimited: { tone: 'muted', label: 'no limit known' },
+  unknown: { tone: 'muted', label: 'not sampled' },
+};
+
+const percentOf = (part: number, whole: number) => `${Math.round((part / whole) * 1000) / 10} %`;
+
+/** Redis memory against the relay's budget: shared by every tracker, so the same on each tracker's tab. */
+function RedisMemory() {
+  const health = useLoad(() => api.health(), 'health', REFRESH_MS);
+  const m = health.data?.memory;
+  const badge = m && MEMORY_BADGE[m.state];
+  return (
+    <section class="card" aria-labelledby="memory-heading" data-testid="redis-memory">
+      <div class="destination-head">
+        <h2 id="memory-heading">Redis memory</h2>
+        {badge && <span class={`badge ${badge.tone}`}>{badge.label}</span>}
+      </div>
+      <Alert message={health.error} />
+      {!m ? (
+        health.loading && <Spinner />
+      ) : (
+        <>
+          <dl class="stats">
+            <div>
+              <dt>Used</dt>
+              <dd>
+                {m.usedBytes === null ? '—' : formatBytes(m.usedBytes)}
+                {m.usedBytes !== null && m.limitBytes ? <span class="muted"> {percentOf(m.usedBytes, m.limitBytes)}</span> : null}
+              </dd>
+            </div>
+            <div>
+              <dt>Limit</dt>
+              <dd>{m.limitBytes === null ? 'none' : `${formatBytes(m.limitBytes)}${m.limitSource === 'setting' ? ' (REDIS_MAXMEMORY_BYTES)' : ''}`}</dd>
+            </div>
+            {m.watermarks && m.limitBytes && (
+              <>
+                <div>
+                  <dt>Warn at</dt>
+                  <dd>{formatBytes(m.watermarks.warnBytes)}</dd>
+                </div>
+                <div>
+                  <dt>Ingest refused at</dt>
+                  <dd>{formatBytes(m.watermarks.highBytes)}</dd>
+                </div>
+                <div>
+                  <dt>Accepted again below</dt>
+                  <dd>{formatBytes(m.watermarks.resumeBytes)}</dd>
+                </div>
+              </>
+            )}
+          </dl>
+          {m.state === 'full' && (
+            <p class="hint">
+              Every tracker's ingest answers 503 ERR_QUEUE_FULL. Free memory: enable or fix a destination that holds a backlog, discard dead letters, or remove a destination with its queued records.
+            </p>
+          )}
+          {m.state === 'unlimited' && <p class="hint">Redis has no maxmemory and REDIS_MAXMEMORY_BYTES is unset: ingest is never refused for memory, and Redis may grow until the host runs out.</p>}
+          {m.policy && m.limitBytes !== null && m.policy !== 'noeviction' && <p class="hint">maxmemory-policy is {m.policy}: at its limit Redis may evict queued records. Set it to noeviction.</p>}
+        </>
+      )}
+    </section>
   );
 }
 

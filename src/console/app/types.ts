@@ -228,3 +228,14 @@ export interface SourceDelivery {
   event?: string;
   id?: string;
 }
+
+/** Redis memory against the relay's budget (GET /admin/api/health); see src/core/redis/memory-budget.ts. */
+export interface MemorySnapshot {
+  state: 'unknown' | 'unlimited' | 'ok' | 'warning' | 'full';
+  usedBytes: number | null;
+  limitBytes: number | null;
+  limitSource: 'setting' | 'redis' | null;
+  watermarks: { warnBytes: number; highBytes: number; resumeBytes: number } | null;
+  policy: string | null;
+  sampledAt: string | null;
+}

@@ -14,6 +14,8 @@ for i = 3, 2 + active do
   local owner = redis.call('GET', KEYS[i])
   if owner and owner ~= ARGV[3] then return -1 end
 end
+-- DEL first: a change replaces the tracker's JSON, so it runs on a full Redis (see "Writes at the limit", src/core/redis/out-of-memory.ts).
+redis.call('DEL', KEYS[1])
 redis.call('SET', KEYS[1], ARGV[2])
 redis.call('SADD', KEYS[2], ARGV[3])
 for i = 3, #KEYS do
