@@ -1,4 +1,5 @@
 import type { ConnectorRegistry } from '../../connectors/registry';
+import type { RequestHistory } from '../core/requests/request-history';
 import type { LiveFeed } from '../http/live/live-feed';
 import type { DeliveryAdmin } from '../operator/delivery-admin';
 import type { DestinationService } from '../operator/destination-service';
@@ -20,4 +21,6 @@ export interface AdminDeps {
   connectors: ConnectorRegistry;
   /** The tracker requests the console shows as they arrive. */
   live: LiveFeed;
+  /** Each tracker's last requests, and those with an unknown token. */
+  requests: RequestHistory;
 }

@@ -6,6 +6,7 @@ import { registerConnectorRoutes } from './connector-routes';
 import type { AdminDeps } from './deps';
 import { registerDestinationRoutes } from './destination-routes';
 import { registerLiveRoutes } from './live-routes';
+import { registerRequestRoutes } from './request-routes';
 import { mapServiceErrors } from './service-errors';
 import { registerSessionRoutes } from './session';
 import { registerSourceRoutes } from './source-routes';
@@ -33,6 +34,7 @@ export function createAdminRouter(deps: AdminDeps): Router {
   registerSourceRoutes(router, deps);
   registerConnectorRoutes(router, deps);
   registerLiveRoutes(router, deps);
+  registerRequestRoutes(router, deps);
   registerWarehouseRoutes(router, deps);
   return router;
 }
