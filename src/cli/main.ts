@@ -7,6 +7,7 @@ import { CliError } from './context';
 import { DeliveryAdminError } from '../operator/delivery-admin';
 import { registerDestinationsCommands } from './destinations-command';
 import { registerDlqCommands } from './dlq-command';
+import { registerRequestsCommands } from './requests-command';
 import { registerSourcesCommands } from './sources-command';
 import { registerTrackersCommands } from './trackers-command';
 import { registerWarehouseCommands } from './warehouse-command';
@@ -35,6 +36,7 @@ async function main(argv: string[]): Promise<void> {
   registerTrackersCommands(program);
   registerDestinationsCommands(program);
   registerSourcesCommands(program);
+  registerRequestsCommands(program);
   registerDlqCommands(program);
   registerWarehouseCommands(program);
   try {
