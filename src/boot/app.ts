@@ -6,6 +6,7 @@ import { createAdminRouter } from '../admin/router';
 import type { Config } from '../core/config';
 import { createErrorHandler, ERROR_HEADER } from '../http/error-handler';
 import { createOpsRouter } from '../http/ops-routes';
+import { createOpenApiRouter } from '../http/openapi/document';
 import { createV3Router } from '../ingest/v3-routes';
 import { createWebhookRouter } from '../ingest/webhooks/route';
 import type { HistoryRecorder } from '../http/history/history-recorder';
@@ -69,6 +70,9 @@ export function createApp(deps: AppDeps): Koa {
   app.use(webhooks.allowedMethods());
   app.use(ops.routes());
   app.use(ops.allowedMethods());
+  const openapi = createOpenApiRouter();
+  app.use(openapi.routes());
+  app.use(openapi.allowedMethods());
   if (deps.admin) {
     const admin = createAdminRouter(deps.admin);
     app.use(admin.routes());

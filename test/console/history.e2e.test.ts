@@ -129,4 +129,12 @@ suite('request history in the console', () => {
     expect(await page.content()).not.toContain(unknownToken);
     await shot('history-03-unknown-tokens');
   });
+
+  test('the top bar links to the API description', async () => {
+    const link = page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API description' });
+    expect(await link.getAttribute('href')).toBe('/openapi.json');
+    const doc = (await (await fetch(`${base}/openapi.json`)).json()) as { openapi: string; paths: Record<string, unknown> };
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.paths)).toContain('/v3/webhooks/{tracker}/{source}');
+  });
 });

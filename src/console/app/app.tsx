@@ -59,6 +59,9 @@ export function App() {
           <a href="#/requests/unknown-token" aria-current={route.page === 'unknown-token' ? 'page' : undefined}>
             Unknown tokens
           </a>
+          <a href="/openapi.json" target="_blank" rel="noopener">
+            API description
+          </a>
         </nav>
         <button type="button" class="button small ghost" onClick={logout}>
           Sign out
