@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import type Router from '@koa/router';
@@ -131,6 +132,11 @@ describe('the OpenAPI document and the code agree', () => {
 });
 
 describe('the document', () => {
+  test('is valid OpenAPI 3.1 by the specification’s own JSON Schema', () => {
+    const out = execFileSync(process.execPath, [path.join(__dirname, '../helpers/validate-openapi.mjs')], { input: JSON.stringify(doc), encoding: 'utf8', timeout: 30_000 });
+    expect(JSON.parse(out)).toEqual({ valid: true, version: '3.1', errors: [] });
+  });
+
   test('is well formed: unique operation ids, every $ref resolves, every operation answers something', () => {
     const ids = operations().map((o) => o.op.operationId);
     expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([]);
