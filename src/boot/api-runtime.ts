@@ -73,7 +73,7 @@ export function createApiRuntime(
     },
   });
   const live = new LiveFeed({ redis, redisUrl, redisPrefix: config.redisPrefix, resolver, logger });
-  const history = new HistoryRecorder({ redis, redisPrefix: config.redisPrefix, resolver, ...config.history, onError: throttledErrorLog(logger, 'request history') });
+  const history = new HistoryRecorder({ redis, redisPrefix: config.redisPrefix, resolver, ...config.history, writeTimeoutMs: config.enqueue.timeoutMs, onError: throttledErrorLog(logger, 'request history') });
   const deliveryLog = new SourceDeliveryLog(redis, config.redisPrefix, undefined, throttledErrorLog(logger, 'webhook delivery log'));
   const admin = adminOptions && createAdminDeps(config, redis, store, logger, adminOptions, live, deliveryLog);
   const app = createApp({

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Context, Middleware } from 'koa';
+import { withDeadline } from '../../core/deadline';
 import { tokenHint } from '../../core/redact';
 import { requestHistoryKey, unknownTokenKey, type RequestEntry } from '../../core/requests/request-history';
 import type { TrackerResolver } from '../../ingest/resolver';
@@ -19,6 +20,11 @@ export interface HistoryRecorderOptions {
   unknownSize: number;
   /** Unknown-token requests this process keeps per minute at most. */
   unknownPerMinute: number;
+  /**
+   * A write Redis has not answered after this long is given up (its entries are lost), so that the
+   * next can start: a pipeline caught in a dropped connection may never settle. Default 2000 ms.
+   */
+  writeTimeoutMs?: number;
   /** A failed write: the history only misses those entries. */
   onError?: (err: Error) => void;
   now?: () => number;
@@ -47,6 +53,8 @@ export class HistoryRecorder {
   private refilledAt: number;
   private suppressed = 0;
   private readonly now: () => number;
+  /** Never aborted: writes end by their deadline alone. */
+  private readonly running = new AbortController();
 
   constructor(private readonly options: HistoryRecorderOptions) {
     this.now = options.now ?? Date.now;
@@ -134,7 +142,9 @@ export class HistoryRecorder {
     const pipeline = this.options.redis.pipeline();
     for (const [key, { cap, entries }] of batch) pipeline.lpush(key, ...entries).ltrim(key, 0, cap - 1);
     const onError = this.options.onError ?? (() => undefined);
-    this.inflight = pipeline.exec().then(
+    const timeoutMs = this.options.writeTimeoutMs ?? 2000;
+    const exec = withDeadline({ timeoutMs, signal: this.running.signal, timeoutError: () => new Error(`no answer from Redis within ${timeoutMs} ms`) }, () => pipeline.exec());
+    this.inflight = exec.then(
       (results) => {
         const failed = results?.find(([err]) => err)?.[0];
         if (failed) onError(failed);
