@@ -32,16 +32,23 @@ export interface HistoryRecorderOptions {
 
 interface Pending {
   cap: number;
-  entries: string[];
+  /** Turned into JSON only when written: entries pushed out by newer ones before then cost nothing more. */
+  entries: RequestEntry[];
 }
+
+/**
+ * How long entries gather before they are written. At thousands of requests a second, one
+ * pipeline per event-loop turn would cost the API process more than the entries themselves.
+ */
+const GATHER_MS = 50;
 
 const TOKEN_IN_HEADER = /^Tracker +(\S+) *$/i;
 
 /**
  * Keeps the last requests of each tracker, and the relay's requests with an unknown token, in
  * capped Redis lists. Off the request path: the tap only builds a small entry and queues it; the
- * queued entries of every request go to Redis together, in one pipeline (LPUSH + LTRIM per list)
- * that no request waits for, at most one at a time. While one is under way, each list's queue
+ * entries queued within GATHER_MS (or while the previous write is under way) go to Redis
+ * together, in one pipeline (LPUSH + LTRIM per list) that no request waits for, at most one at a time. While one is under way, each list's queue
  * keeps only as many entries as the list holds, so a Redis outage costs bounded memory and only
  * leaves a gap in the history.
  */
@@ -125,13 +132,15 @@ export class HistoryRecorder {
       list = { cap, entries: [] };
       this.pending.set(key, list);
     }
-    list.entries.push(fitEntry(entry, this.options.entryBytes));
+    list.entries.push(entry);
     // The list keeps `cap` entries: older queued ones would be trimmed at once.
     if (list.entries.length > cap) list.entries.shift();
-    if (!this.scheduled && !this.inflight) {
-      this.scheduled = true;
-      setImmediate(() => this.write());
-    }
+    if (!this.scheduled && !this.inflight) this.schedule();
+  }
+
+  private schedule(): void {
+    this.scheduled = true;
+    setTimeout(() => this.write(), GATHER_MS).unref();
   }
 
   private write(): void {
@@ -140,7 +149,7 @@ export class HistoryRecorder {
     const batch = this.pending;
     this.pending = new Map();
     const pipeline = this.options.redis.pipeline();
-    for (const [key, { cap, entries }] of batch) pipeline.lpush(key, ...entries).ltrim(key, 0, cap - 1);
+    for (const [key, { cap, entries }] of batch) pipeline.lpush(key, ...entries.map((e) => fitEntry(e, this.options.entryBytes))).ltrim(key, 0, cap - 1);
     const onError = this.options.onError ?? (() => undefined);
     const timeoutMs = this.options.writeTimeoutMs ?? 2000;
     const exec = withDeadline({ timeoutMs, signal: this.running.signal, timeoutError: () => new Error(`no answer from Redis within ${timeoutMs} ms`) }, () => pipeline.exec());
@@ -153,10 +162,7 @@ export class HistoryRecorder {
     );
     void this.inflight.finally(() => {
       this.inflight = undefined;
-      if (this.pending.size > 0 && !this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.write());
-      }
+      if (this.pending.size > 0 && !this.scheduled) this.schedule();
     });
   }
 }

@@ -51,8 +51,7 @@ test('requests answered while a write is under way go to Redis together in the n
   const http = appWith(recorder);
   // The answers do not wait for Redis: the first write is still unanswered.
   await http.post('/v3/event').expect(202);
-  await new Promise((r) => setImmediate(r));
-  expect(writes).toHaveLength(1);
+  await waitFor(() => writes.length === 1, { message: 'the first write' });
   for (let i = 0; i < 5; i++) await http.post('/v3/event').expect(202);
   expect(writes).toHaveLength(1);
   release();
