@@ -1,4 +1,5 @@
 import type { ConnectorRegistry } from '../../connectors/registry';
+import type { RequestHistory } from '../core/requests/request-history';
 import type { LiveFeed } from '../http/live/live-feed';
 import type { MemorySnapshot } from '../core/redis/memory-budget';
 import type { DeliveryAdmin } from '../operator/delivery-admin';
@@ -23,4 +24,6 @@ export interface AdminDeps {
   live: LiveFeed;
   /** Redis memory as last sampled: the console's health view shows it. */
   memory: () => MemorySnapshot;
+  /** Each tracker's last requests, and those with an unknown token. */
+  requests: RequestHistory;
 }

@@ -22,7 +22,7 @@ const EntryIds = z.strictObject({
   ids: z.array(z.string().refine(isDeadLetterEntryId, 'an entry id looks like 1718000000000-0')).max(5000).optional(),
 });
 
-const ListQuery = z.object({
+export const DeadLetterQuery = z.object({
   limit: z.coerce.number().int().min(1).max(1000).default(100),
   after: z.string().refine(isDeadLetterEntryId, 'an entry id looks like 1718000000000-0').optional(),
 });
@@ -62,7 +62,7 @@ export function registerDestinationRoutes(router: Router, deps: AdminDeps): void
   });
 
   router.get(`${base}/:dest/dead-letters`, async (ctx) => {
-    const query = parseInput(ListQuery, ctx.query, 'query');
+    const query = parseInput(DeadLetterQuery, ctx.query, 'query');
     const { store } = await delivery.deadLetters(ctx.params.id!, ctx.params.dest!);
     const [entries, total] = await Promise.all([store.list(query.limit, query.after), store.count()]);
     ctx.body = { total, entries };

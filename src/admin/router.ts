@@ -7,6 +7,7 @@ import type { AdminDeps } from './deps';
 import { registerDestinationRoutes } from './destination-routes';
 import { registerHealthRoutes } from './health-routes';
 import { registerLiveRoutes } from './live-routes';
+import { registerRequestRoutes } from './request-routes';
 import { mapServiceErrors } from './service-errors';
 import { registerSessionRoutes } from './session';
 import { registerSourceRoutes } from './source-routes';
@@ -34,6 +35,7 @@ export function createAdminRouter(deps: AdminDeps): Router {
   registerSourceRoutes(router, deps);
   registerConnectorRoutes(router, deps);
   registerLiveRoutes(router, deps);
+  registerRequestRoutes(router, deps);
   registerWarehouseRoutes(router, deps);
   registerHealthRoutes(router, deps);
   return router;

@@ -4,6 +4,7 @@ import type Koa from 'koa';
 import type { ConnectorRegistry } from '../../connectors/registry';
 import type { AdminDeps } from '../admin/deps';
 import { createApp } from './app';
+import { HistoryRecorder } from '../http/history/history-recorder';
 import { LiveFeed } from '../http/live/live-feed';
 import type { Config } from '../core/config';
 import { throttledErrorLog, type Logger } from '../core/logger';
@@ -20,6 +21,7 @@ import { TrackerService } from '../operator/tracker-service';
 import { TrackerStore } from '../core/trackers/store';
 import { SourceDeliveryLog } from '../core/trackers/source-deliveries';
 import { SourceService } from '../operator/source-service';
+import { RequestHistory } from '../core/requests/request-history';
 
 /** Turns the admin API on. */
 export interface AdminOptions {
@@ -77,6 +79,7 @@ export function createApiRuntime(
     },
   });
   const live = new LiveFeed({ redis, redisUrl, redisPrefix: config.redisPrefix, resolver, logger });
+  const history = new HistoryRecorder({ redis, redisPrefix: config.redisPrefix, resolver, ...config.history, writeTimeoutMs: config.enqueue.timeoutMs, onError: throttledErrorLog(logger, 'request history') });
   const deliveryLog = new SourceDeliveryLog(redis, config.redisPrefix, undefined, throttledErrorLog(logger, 'webhook delivery log'));
   const admin = adminOptions && createAdminDeps(config, redis, store, logger, adminOptions, live, deliveryLog, memory);
   const app = createApp({
@@ -92,6 +95,7 @@ export function createApiRuntime(
     memory: () => memory.snapshot(),
     admin,
     live,
+    history,
     deliveryLog,
     hostMetrics,
   });
@@ -110,6 +114,7 @@ export function createApiRuntime(
       memory.stop();
       await live.close();
       await writer.close();
+      await history.flush();
       await queue.close();
       redis.disconnect();
     },
@@ -129,5 +134,6 @@ function createAdminDeps(config: Readonly<Config>, redis: Redis, store: TrackerS
     connectors: options.registry,
     live,
     memory: () => memory.snapshot(),
+    requests: new RequestHistory(redis, config.redisPrefix),
   };
 }

@@ -6,8 +6,10 @@ import { createAdminRouter } from '../admin/router';
 import type { Config } from '../core/config';
 import { createErrorHandler, ERROR_HEADER } from '../http/error-handler';
 import { createOpsRouter } from '../http/ops-routes';
+import { createOpenApiRouter } from '../http/openapi/document';
 import { createV3Router } from '../ingest/v3-routes';
 import { createWebhookRouter } from '../ingest/webhooks/route';
+import type { HistoryRecorder } from '../http/history/history-recorder';
 import type { LiveFeed } from '../http/live/live-feed';
 import type { Logger } from '../core/logger';
 import type { Metrics } from '../core/metrics';
@@ -33,6 +35,8 @@ export interface AppDeps {
   admin?: AdminDeps;
   /** Shows v3 requests to the console's live view. */
   live?: LiveFeed;
+  /** Keeps the last requests of each tracker, and those with an unknown token. */
+  history?: HistoryRecorder;
   /** Keeps the verdicts of each webhook source's last deliveries. */
   deliveryLog?: SourceDeliveryLog;
 }
@@ -50,6 +54,7 @@ export function createApp(deps: AppDeps): Koa {
 
   // Outside the error handler: the live view shows the answer the client got, errors included.
   if (deps.live) app.use(deps.live.tap());
+  if (deps.history) app.use(deps.history.tap());
   app.use(createErrorHandler(deps.logger, deps.metrics, deps.config.retryAfterSeconds));
   const trackerCors = cors({
     origin: (ctx) => ctx.get('Origin'),
@@ -68,6 +73,9 @@ export function createApp(deps: AppDeps): Koa {
   app.use(webhooks.allowedMethods());
   app.use(ops.routes());
   app.use(ops.allowedMethods());
+  const openapi = createOpenApiRouter();
+  app.use(openapi.routes());
+  app.use(openapi.allowedMethods());
   if (deps.admin) {
     const admin = createAdminRouter(deps.admin);
     app.use(admin.routes());

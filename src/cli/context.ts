@@ -11,6 +11,7 @@ import { TrackerService } from '../operator/tracker-service';
 import { SourceService } from '../operator/source-service';
 import { SourceDeliveryLog } from '../core/trackers/source-deliveries';
 import { DeliveryAdmin } from '../operator/delivery-admin';
+import { RequestHistory } from '../core/requests/request-history';
 
 /** A failure the CLI reports as one line, without a stack. */
 export class CliError extends Error {
@@ -23,6 +24,8 @@ export interface CliContext {
   destinations: DestinationService;
   admin: DeliveryAdmin;
   sources: SourceService;
+  /** Each tracker's last requests, and those with an unknown token. */
+  requests: RequestHistory;
 }
 
 /** Long enough for a slow network, short enough that a typo in REDIS_URL does not look like a hang. */
@@ -75,7 +78,7 @@ export async function withContext<T>(fn: (ctx: CliContext) => Promise<T>): Promi
   const destinations = new DestinationService(store, createDefaultRegistry(), config.dataDir, logger);
   const admin = new DeliveryAdmin({ destinations, redis, redisPrefix: config.redisPrefix, dataDir: config.dataDir });
   try {
-    return await fn({ config, service: new TrackerService(store), destinations, admin, sources: new SourceService(store, undefined, new SourceDeliveryLog(redis, config.redisPrefix)) });
+    return await fn({ config, service: new TrackerService(store), destinations, admin, sources: new SourceService(store, undefined, new SourceDeliveryLog(redis, config.redisPrefix)), requests: new RequestHistory(redis, config.redisPrefix) });
   } finally {
     await redis.quit().catch(() => redis.disconnect());
     await endpoint.stop();

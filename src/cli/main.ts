@@ -3,6 +3,7 @@ import { describeFailure } from './failure';
 import { registerDestinationsCommands } from './destinations-command';
 import { registerDlqCommands } from './dlq-command';
 import { registerPrivacyCommands } from './privacy-command';
+import { registerRequestsCommands } from './requests-command';
 import { registerSourcesCommands } from './sources-command';
 import { registerTrackersCommands } from './trackers-command';
 import { registerWarehouseCommands } from './warehouse-command';
@@ -29,6 +30,7 @@ async function main(argv: string[]): Promise<void> {
   registerDestinationsCommands(program);
   registerSourcesCommands(program);
   registerPrivacyCommands(program);
+  registerRequestsCommands(program);
   registerDlqCommands(program);
   registerWarehouseCommands(program);
   try {

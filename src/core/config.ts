@@ -62,6 +62,10 @@ const EnvSchema = z.object({
   REDIS_MEMORY_RESUME_PERCENT: int(85, 1).pipe(z.number().max(99)),
   REDIS_MEMORY_SPILL_PERCENT: int(60, 1).pipe(z.number().max(99)),
   REDIS_MEMORY_SAMPLE_MS: int(1000, 50),
+  REQUEST_HISTORY_SIZE: int(1000, 0),
+  REQUEST_HISTORY_ENTRY_BYTES: int(1024, 256),
+  UNKNOWN_TOKEN_HISTORY_SIZE: int(1000, 0),
+  UNKNOWN_TOKEN_HISTORY_PER_MINUTE: int(60, 0),
 });
 
 export interface Limits {
@@ -127,6 +131,16 @@ export interface Config {
   tokenCacheTtlMs: number;
   retryAfterSeconds: number;
   shutdownTimeoutMs: number;
+  history: {
+    /** Requests kept per tracker, newest first; 0 keeps none. Default 1000. */
+    size: number;
+    /** Bytes of one kept request at most (its JSON); longer texts are cut to fit. Default 1024. */
+    entryBytes: number;
+    /** Requests with an unknown or revoked token kept for the whole relay; 0 keeps none. Default 1000. */
+    unknownSize: number;
+    /** Of those, how many each API process keeps per minute at most; the others are only counted. Default 60. */
+    unknownPerMinute: number;
+  };
   delivery: {
     /** Lease of a destination: another worker takes over this long after its holder dies. Default 15 s. */
     leaseMs: number;
@@ -219,6 +233,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     tokenCacheTtlMs: e.TOKEN_CACHE_TTL_MS,
     retryAfterSeconds: e.RETRY_AFTER_SECONDS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    history: Object.freeze({
+      size: e.REQUEST_HISTORY_SIZE,
+      entryBytes: e.REQUEST_HISTORY_ENTRY_BYTES,
+      unknownSize: e.UNKNOWN_TOKEN_HISTORY_SIZE,
+      unknownPerMinute: e.UNKNOWN_TOKEN_HISTORY_PER_MINUTE,
+    }),
     delivery: Object.freeze({
       leaseMs: e.DELIVERY_LEASE_MS,
       discoverIntervalMs: e.DELIVERY_DISCOVER_INTERVAL_MS,

@@ -36,3 +36,29 @@ export function restoreRedacted(next: Record<string, unknown>, stored: Record<st
   }
   return out;
 }
+
+/**
+ * URL parameter names whose values are credentials: the tracker token, and what other senders put
+ * in a URL (an API key, a signature). Matched by name, whatever the value looks like.
+ */
+const SECRET_PARAMETER = /token|secret|passw|signature|^sig$|api_?key|access_?key|auth/i;
+
+export function isSecretParameter(name: string): boolean {
+  return SECRET_PARAMETER.test(name);
+}
+
+/** A query string with every secret parameter's value replaced by {@link REDACTED}. */
+export function redactQueryString(querystring: string): string {
+  if (querystring === '') return '';
+  const params = new URLSearchParams(querystring);
+  for (const name of new Set(params.keys())) if (isSecretParameter(name)) params.set(name, REDACTED);
+  return params.toString().replaceAll('%5Bredacted%5D', REDACTED);
+}
+
+/**
+ * Enough of a token to tell two apart (`trk_AbCd…`, 24 bits of its 256), never enough to use it:
+ * what an owner compares with the tokens of `tributary trackers show`.
+ */
+export function tokenHint(token: string): string {
+  return `${token.slice(0, token.startsWith('trk_') ? 8 : 4)}…`;
+}

@@ -42,6 +42,8 @@ export function createErrorHandler(logger: Logger, metrics: Metrics, retryAfterS
       }
     } catch (err) {
       const error = toApiError(err, logger, retryAfterSeconds);
+      // The pixel's answer carries only the code; the request history keeps the message too.
+      ctx.state.errorMessage = error.message;
       for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
       const fixed = fixedKind(ctx);
       if (fixed) {

@@ -100,6 +100,8 @@ export async function ingest(ctx: Context, kind: RecordKind, deps: IngestDeps): 
     { query: flatParams(new URLSearchParams(ctx.querystring)), body: ctx.state.body as ParsedBody, authorization: ctx.get('authorization') || undefined },
     limits,
   );
+  // The request history shows the start of a token that matched no tracker (src/http/history).
+  ctx.state.presentedToken = payload.token;
   const tracker = await resolveTracker(deps, payload.token);
   ctx.state.trackerId = tracker.id;
   // One comparison for a tracker without personal-data rules; set before any refusal, so the live view redacts.

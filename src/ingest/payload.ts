@@ -28,6 +28,12 @@ export interface ExtractedPayload {
   token: string | undefined;
 }
 
+/**
+ * The URL parameters the interface reads itself; every other one is a field of the record. The
+ * OpenAPI document (src/http/openapi) names these, and its test holds the two lists together.
+ */
+export const URL_PARAMETERS = { token: '_token', data: 'data' } as const;
+
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
@@ -93,7 +99,7 @@ function notARecord(value: unknown, where: string): string {
 export function extractPayload(parts: RequestParts, limits: Limits): ExtractedPayload {
   let base = nullProtoObject<Record<string, unknown>>();
   for (const k of Object.keys(parts.query)) {
-    if (k !== 'data') base[k] = parts.query[k];
+    if (k !== URL_PARAMETERS.data) base[k] = parts.query[k];
   }
   const tokens = new Set<string>();
   const header = headerToken(parts.authorization);
@@ -104,7 +110,7 @@ export function extractPayload(parts: RequestParts, limits: Limits): ExtractedPa
   }
 
   let payload: unknown;
-  const rawData = parts.query.data;
+  const rawData = parts.query[URL_PARAMETERS.data];
   if (rawData !== undefined) {
     if (Array.isArray(rawData)) throw new ApiError('ERR_INVALID_FIELD', 'Send the data parameter once.', 'data');
     payload = decodeBase64Json(rawData);

@@ -182,6 +182,8 @@ export async function readBodyBytes(ctx: Context, limits: Limits): Promise<{ raw
   } catch (err) {
     return refuse(ctx, err as ApiError, limits);
   }
+  // A chunked body has no Content-Length: the request history counts what was read.
+  ctx.state.bodyBytes = raw.length;
   return { raw, isForm };
 }
 

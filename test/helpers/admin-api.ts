@@ -18,13 +18,13 @@ export interface AdminTestApi extends TestApi {
 
 /**
  * startTestApi with the admin API on, a temporary DATA_DIR, and the local, google-sheets and
- * memory connectors (the memory one answers `test` without any I/O).
+ * memory connectors (the memory one answers `test` without any I/O). `env`: more settings.
  */
-export async function startAdminApi(): Promise<AdminTestApi> {
+export async function startAdminApi(env: Record<string, string> = {}): Promise<AdminTestApi> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'tributary-admin-'));
   const adminToken = generateAdminToken();
   const registry = new ConnectorRegistry([localConnector as Connector, googleSheetsConnector as Connector, createMemoryConnector() as Connector]);
-  const api = await startTestApi({ DATA_DIR: dataDir, PUBLIC_URL: 'https://track.example' }, {}, undefined, { token: adminToken, registry });
+  const api = await startTestApi({ DATA_DIR: dataDir, PUBLIC_URL: 'https://track.example', ...env }, {}, undefined, { token: adminToken, registry });
   return {
     ...api,
     adminToken,
@@ -63,10 +63,10 @@ export interface AdminApiHandle extends AdminClient {
 }
 
 /** One {@link startAdminApi} for the test file: started in `beforeAll`, closed in `afterAll`. */
-export function useAdminApi(): AdminApiHandle {
+export function useAdminApi(env: Record<string, string> = {}): AdminApiHandle {
   let api: AdminTestApi | undefined;
   beforeAll(async () => {
-    api = await startAdminApi();
+    api = await startAdminApi(env);
   });
   afterAll(async () => api?.close());
   const current = () => {

@@ -45,7 +45,7 @@ async function errorOf(res: Response): Promise<ApiError> {
   return new ApiError(res.status, code, message, field);
 }
 
-async function call<T>(method: string, path: string, body?: unknown, { quiet401 = false } = {}): Promise<T> {
+export async function call<T>(method: string, path: string, body?: unknown, { quiet401 = false } = {}): Promise<T> {
   const init: RequestInit = { method, credentials: 'same-origin', headers: { Accept: 'application/json' } };
   if (body !== undefined) {
     init.headers = { ...init.headers, 'Content-Type': 'application/json' };

@@ -5,6 +5,7 @@ import { Login } from './login.js';
 import { useRoute } from './router.js';
 import { TrackerPage } from './tracker-page.js';
 import { TrackersPage } from './trackers-page.js';
+import { UnknownTokensPage } from './unknown-tokens-page.js';
 
 type SessionState = 'checking' | 'in' | 'out' | 'expired';
 
@@ -55,13 +56,19 @@ export function App() {
           <a href="#/trackers" aria-current={route.page === 'trackers' ? 'page' : undefined}>
             Trackers
           </a>
+          <a href="#/requests/unknown-token" aria-current={route.page === 'unknown-token' ? 'page' : undefined}>
+            Unknown tokens
+          </a>
+          <a href="/openapi.json" target="_blank" rel="noopener">
+            API description
+          </a>
         </nav>
         <button type="button" class="button small ghost" onClick={logout}>
           Sign out
         </button>
       </header>
       <main id="main" tabIndex={-1}>
-        {route.page === 'trackers' ? <TrackersPage /> : <TrackerPage trackerId={route.trackerId} tab={route.tab} sourceId={route.sourceId} />}
+        {route.page === 'trackers' ? <TrackersPage /> : route.page === 'unknown-token' ? <UnknownTokensPage /> : <TrackerPage trackerId={route.trackerId} tab={route.tab} sourceId={route.sourceId} />}
       </main>
     </>
   );

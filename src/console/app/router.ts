@@ -1,14 +1,15 @@
 import { useEffect, useState } from 'preact/hooks';
 
-export const TABS = ['settings', 'integration', 'destinations', 'sources', 'health', 'live', 'warehouse'] as const;
+export const TABS = ['settings', 'integration', 'destinations', 'sources', 'health', 'live', 'history', 'warehouse'] as const;
 export type Tab = (typeof TABS)[number];
 
 /** `sourceId`: the page of one webhook source, under the Sources tab. */
-export type Route = { page: 'trackers' } | { page: 'tracker'; trackerId: string; tab: Tab; sourceId?: string };
+export type Route = { page: 'trackers' } | { page: 'unknown-token' } | { page: 'tracker'; trackerId: string; tab: Tab; sourceId?: string };
 
-/** Hash routes (`#/trackers`, `#/trackers/<id>/<tab>`, `#/trackers/<id>/sources/<source>`): the server serves one page and needs no fallback. */
+/** Hash routes (`#/trackers`, `#/trackers/<id>/<tab>`, `#/trackers/<id>/sources/<source>`, `#/requests/unknown-token`): the server serves one page and needs no fallback. */
 export function parseHash(hash: string): Route {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  if (parts[0] === 'requests' && parts[1] === 'unknown-token') return { page: 'unknown-token' };
   if (parts[0] === 'trackers' && parts[1]) {
     const tab = (TABS as readonly string[]).includes(parts[2] ?? '') ? (parts[2] as Tab) : 'settings';
     if (tab === 'sources' && parts[3]) return { page: 'tracker', trackerId: parts[1], tab, sourceId: parts[3] };
@@ -19,6 +20,7 @@ export function parseHash(hash: string): Route {
 
 export function href(route: Route): string {
   if (route.page === 'trackers') return '#/trackers';
+  if (route.page === 'unknown-token') return '#/requests/unknown-token';
   const base = `#/trackers/${encodeURIComponent(route.trackerId)}/${route.tab}`;
   return route.sourceId === undefined ? base : `${base}/${encodeURIComponent(route.sourceId)}`;
 }

@@ -3,6 +3,7 @@ import { api } from './api.js';
 import { Alert, Spinner } from './components.js';
 import { DestinationsTab } from './destinations-tab.js';
 import { HealthTab } from './health-tab.js';
+import { HistoryTab } from './history-tab.js';
 import { useLoad } from './hooks.js';
 import { IntegrationTab } from './integration-tab.js';
 import { LiveTab } from './live-tab.js';
@@ -20,6 +21,7 @@ const TAB_LABELS: Record<Tab, string> = {
   sources: 'Sources',
   health: 'Health',
   live: 'Live',
+  history: 'History',
   warehouse: 'Warehouse',
 };
 
@@ -61,6 +63,7 @@ export function TrackerPage({ trackerId, tab, sourceId }: { trackerId: string; t
           {tab === 'sources' && (sourceId ? <SourcePage key={sourceId} trackerId={trackerId} sourceId={sourceId} /> : <SourcesTab trackerId={trackerId} />)}
           {tab === 'health' && <HealthTab trackerId={trackerId} />}
           {tab === 'live' && <LiveTab trackerId={trackerId} />}
+          {tab === 'history' && <HistoryTab trackerId={trackerId} />}
           {tab === 'warehouse' && <WarehouseTab tracker={tracker.data} />}
         </section>
       )}

@@ -1,0 +1,99 @@
+import type { Context } from 'koa';
+import { redactQueryString } from '../../core/redact';
+import type { RequestEntry } from '../../core/requests/request-history';
+import { ERROR_HEADER } from '../error-handler';
+
+/** Each text's own bound, before the entry as a whole is fitted to its size. */
+const TEXT_CAPS = { path: 200, query: 300, message: 300, userAgent: 200 } as const;
+
+/** The texts that give way, longest first, when an entry is still over its size. */
+const SHRINKABLE = ['query', 'userAgent', 'message', 'path', 'endpoint'] as const;
+
+function cut(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, Math.max(0, max - 1))}…`;
+}
+
+interface ErrorAnswer {
+  error?: { code?: unknown; message?: unknown };
+  rejected?: unknown;
+  results?: Array<{ error?: { code?: unknown; message?: unknown } }>;
+}
+
+/** The code and message of a refusal, or of the first refused record of a batch answered 2xx. */
+function reasonOf(ctx: Context): { code?: string; message?: string; rejected?: number } {
+  const body = (Buffer.isBuffer(ctx.body) ? undefined : ctx.body) as ErrorAnswer | null | undefined;
+  const header = ctx.response.get(ERROR_HEADER);
+  const stateMessage = ctx.state.errorMessage as string | undefined;
+  if (body && typeof body === 'object' && body.error) {
+    return { code: String(body.error.code), message: String(body.error.message), ...(typeof body.rejected === 'number' && body.rejected > 0 ? { rejected: body.rejected } : {}) };
+  }
+  if (header) return stateMessage === undefined ? { code: header } : { code: header, message: stateMessage };
+  if (body && typeof body === 'object' && typeof body.rejected === 'number' && body.rejected > 0) {
+    const first = body.results?.find((r) => r.error)?.error;
+    return { rejected: body.rejected, ...(first ? { code: String(first.code), message: String(first.message) } : {}) };
+  }
+  return {};
+}
+
+function bodyBytes(ctx: Context): number {
+  const declared = Number(ctx.get('content-length'));
+  if (Number.isFinite(declared) && declared > 0) return declared;
+  return (ctx.state.bodyBytes as number | undefined) ?? 0;
+}
+
+let isoMs = 0;
+let isoText = '';
+
+/** Formatting a Date costs more than the clock read, and at load most requests share their millisecond. */
+function isoNow(): string {
+  const ms = Date.now();
+  if (ms !== isoMs) {
+    isoMs = ms;
+    isoText = new Date(ms).toISOString();
+  }
+  return isoText;
+}
+
+/** Reads a finished v3 request. Never the body, never a token: see src/core/redact.ts. */
+export function buildRequestEntry(ctx: Context): RequestEntry {
+  const records = (ctx.state.liveRecords as unknown[] | undefined)?.length ?? 0;
+  const duplicates = (ctx.state.liveDuplicates as number | undefined) ?? 0;
+  const query = redactQueryString(ctx.querystring);
+  const userAgent = ctx.get('user-agent');
+  const entry: RequestEntry = {
+    at: isoNow(),
+    method: ctx.method,
+    endpoint: (ctx as { _matchedRoute?: string })._matchedRoute ?? ctx.path,
+    path: cut(ctx.path, TEXT_CAPS.path),
+    status: ctx.status,
+    bytes: bodyBytes(ctx),
+    records,
+    ip: ctx.ip,
+  };
+  if (query) entry.query = cut(query, TEXT_CAPS.query);
+  const { code, message, rejected } = reasonOf(ctx);
+  if (code !== undefined) entry.code = code;
+  if (message !== undefined) entry.message = cut(message, TEXT_CAPS.message);
+  if (rejected !== undefined) entry.rejected = rejected;
+  if (duplicates > 0) entry.duplicates = duplicates;
+  if (userAgent) entry.userAgent = cut(userAgent, TEXT_CAPS.userAgent);
+  return entry;
+}
+
+/**
+ * The entry as JSON of at most `maxBytes` UTF-8 bytes: the longest of its free texts is halved
+ * until it fits. The other fields are short and bounded (a status, counts, an IP, a time), so an
+ * entry always fits in the smallest size allowed (256).
+ */
+export function fitEntry(entry: RequestEntry, maxBytes: number): string {
+  let json = JSON.stringify(entry);
+  // A UTF-8 character takes at most 3 bytes per UTF-16 unit: most entries need no byte count.
+  if (json.length * 3 <= maxBytes) return json;
+  for (let round = 0; Buffer.byteLength(json) > maxBytes && round < 40; round++) {
+    const longest = SHRINKABLE.filter((k) => entry[k] !== undefined).sort((a, b) => entry[b]!.length - entry[a]!.length)[0];
+    if (longest === undefined || entry[longest]!.length <= 1) break;
+    entry[longest] = cut(entry[longest]!, Math.floor(entry[longest]!.length / 2));
+    json = JSON.stringify(entry);
+  }
+  return json;
+}

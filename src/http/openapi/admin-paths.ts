@@ -1,0 +1,159 @@
+import { ref, type ResponseName } from './components';
+import { errors, SERVER_ERRORS } from './responses';
+import type { JsonSchema, Operation, Parameter, PathItem, Reference } from './types';
+
+const json = (schema: JsonSchema | Reference) => ({ 'application/json': { schema } });
+const object = (properties: Record<string, JsonSchema | Reference>, required: string[] = []): JsonSchema => ({ type: 'object', properties, ...(required.length ? { required } : {}) });
+const list = (name: string, items: JsonSchema | Reference): JsonSchema => object({ [name]: { type: 'array', items } }, [name]);
+const int = { type: 'integer' };
+const str = { type: 'string' };
+
+interface OpSpec {
+  summary: string;
+  description?: string;
+  body?: JsonSchema | Reference;
+  /** Status and description of the answer; JSON with `schema` unless `content` says otherwise. */
+  ok: [status: string, description: string, schema?: JsonSchema | Reference];
+  content?: string;
+  query?: Parameter[];
+  errors?: ResponseName[];
+  /** Logging in and out need no token. */
+  open?: boolean;
+}
+
+const AUTH: Array<Record<string, string[]>> = [{ adminBearer: [] }, { adminCookie: [] }];
+/** Every admin route: the token, the cookie's origin check, and what reading a body may answer. */
+const COMMON: ResponseName[] = ['AdminUnauthorized', 'AdminCrossOrigin', ...SERVER_ERRORS];
+
+function op(operationId: string, spec: OpSpec): Operation {
+  const [status, description, schema] = spec.ok;
+  const bodyErrors: ResponseName[] = spec.body ? ['AdminInvalid', 'AdminBodyTooLarge', 'AdminMediaType'] : spec.query ? ['AdminInvalid'] : [];
+  const names = [...new Set<ResponseName>([...(spec.open ? SERVER_ERRORS : COMMON), ...bodyErrors, ...(spec.errors ?? [])])];
+  return {
+    operationId,
+    summary: spec.summary,
+    ...(spec.description ? { description: spec.description } : {}),
+    tags: ['admin'],
+    security: spec.open ? [] : AUTH,
+    ...(spec.query ? { parameters: spec.query } : {}),
+    ...(spec.body ? { requestBody: { required: false, content: json(spec.body) } } : {}),
+    responses: {
+      [status]: { description, ...(schema ? { content: spec.content ? { [spec.content]: { schema } } : json(schema) } : {}) },
+      ...errors(...names),
+    },
+  };
+}
+
+const tracker = ref('parameters/trackerId');
+const dest = ref('parameters/destinationId');
+const source = ref('parameters/sourceId');
+const withPath = (parameters: Reference[], item: Omit<PathItem, 'parameters'>): PathItem => ({ ...item, parameters });
+
+const requestQuery: Parameter[] = [
+  { name: 'status', in: 'query', description: '`401`, a class (`4xx`), `accepted` or `refused`.', schema: { type: 'string', pattern: '^([1-5][0-9]{2}|[1-5]xx|accepted|refused)$' } },
+  { name: 'code', in: 'query', description: 'An `ERR_*` code, any case.', schema: { type: 'string' } },
+  { name: 'text', in: 'query', description: 'Found, in any case, in the path, query, code, message, user agent, IP or token hint.', schema: { type: 'string', maxLength: 200 } },
+  { name: 'limit', in: 'query', description: 'Entries answered at most.', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } },
+];
+
+const entryIds = object({ ids: { type: 'array', maxItems: 5000, items: str, description: 'Entry ids; omitted: all.' } });
+const sourceInput = object({ type: { type: 'string', enum: ['github', 'stripe', 'shopify', 'slack', 'standard-webhooks', 'hmac'] }, id: str, secret: str, hmac: { type: 'object' }, mapping: { type: 'object' } }, ['type']);
+
+export const ADMIN_PATHS: Record<string, PathItem> = {
+  '/admin/api/session': {
+    post: op('login', { summary: 'Exchange the admin token for the console’s session cookie.', body: object({ token: str }, ['token']), ok: ['204', 'Logged in; `Set-Cookie: tributary_admin=…`.'], open: true, errors: ['AdminUnauthorized', 'AdminInvalid', 'AdminBodyTooLarge', 'AdminMediaType'] }),
+    get: op('session', { summary: 'Whether the caller is logged in (bearer or cookie).', ok: ['200', 'Logged in.', object({ ok: { const: true } })] }),
+    delete: op('logout', { summary: 'Clear the session cookie.', ok: ['204', 'Logged out.'], open: true }),
+  },
+  '/admin/api/trackers': {
+    get: op('listTrackers', { summary: 'Every tracker, with its tokens.', ok: ['200', 'The trackers.', list('trackers', ref('schemas/Tracker'))] }),
+    post: op('createTracker', {
+      summary: 'Create a tracker; answers its first token and integration view.',
+      body: ref('schemas/TrackerInput'),
+      ok: ['201', 'Created.', object({ tracker: ref('schemas/Tracker'), token: str, integration: ref('schemas/IntegrationView') })],
+      errors: ['AdminConflict'],
+    }),
+  },
+  '/admin/api/trackers/{id}': withPath([tracker], {
+    get: op('getTracker', { summary: 'A tracker.', ok: ['200', 'The tracker.', ref('schemas/Tracker')], errors: ['AdminNotFound'] }),
+    patch: op('updateTracker', { summary: 'Change a tracker’s settings.', body: ref('schemas/TrackerInput'), ok: ['200', 'The tracker.', ref('schemas/Tracker')], errors: ['AdminNotFound'] }),
+  }),
+  '/admin/api/trackers/{id}/tokens': withPath([tracker], {
+    post: op('addToken', { summary: 'Add a token; the old ones keep working.', ok: ['201', 'The tracker and the new token.', object({ tracker: ref('schemas/Tracker'), token: str })], errors: ['AdminNotFound'] }),
+  }),
+  '/admin/api/trackers/{id}/tokens/{token}': {
+    parameters: [tracker, { name: 'token', in: 'path', required: true, description: 'The whole token, or at least its first 8 characters.', schema: str }],
+    delete: op('revokeToken', { summary: 'Revoke a token (the last active one cannot be).', ok: ['200', 'The tracker.', object({ tracker: ref('schemas/Tracker'), alreadyRevoked: { type: 'boolean' } })], errors: ['AdminNotFound', 'AdminConflict'] }),
+  },
+  '/admin/api/trackers/{id}/integration': withPath([tracker], {
+    get: op('integrationView', { summary: 'Every endpoint URL with the oldest active token filled in, and curl examples.', ok: ['200', 'The view.', ref('schemas/IntegrationView')], errors: ['AdminNotFound', 'AdminConflict'] }),
+  }),
+  '/admin/api/trackers/{id}/destinations': withPath([tracker], {
+    get: op('listDestinations', { summary: 'The destinations with their delivery status; `backlog`: records waiting for a first destination.', ok: ['200', 'The destinations.', object({ destinations: { type: 'array', items: ref('schemas/DestinationView') }, backlog: int })], errors: ['AdminNotFound'] }),
+    post: op('addDestination', {
+      summary: 'Add a destination; its settings are checked by the connector’s schema.',
+      body: object({ type: str, id: str, settings: { type: 'object' }, enabled: { type: 'boolean' } }, ['type']),
+      ok: ['201', 'The destination.', ref('schemas/Destination')],
+      errors: ['AdminNotFound', 'AdminConflict'],
+    }),
+  }),
+  '/admin/api/trackers/{id}/destinations/{dest}': withPath([tracker, dest], {
+    patch: op('updateDestination', { summary: 'Replace settings, enable or disable; `[redacted]` keeps a stored secret.', body: object({ settings: { type: 'object' }, enabled: { type: 'boolean' } }), ok: ['200', 'The destination.', ref('schemas/Destination')], errors: ['AdminNotFound'] }),
+    delete: op('removeDestination', { summary: 'Remove a destination with its queued records and dead letters.', ok: ['200', 'What was discarded.', object({ removed: str, discarded: object({ queued: int, deadLetters: int }) })], errors: ['AdminNotFound'] }),
+  }),
+  '/admin/api/trackers/{id}/destinations/{dest}/test': withPath([tracker, dest], {
+    post: op('testDestination', { summary: 'A harmless round trip to the destination.', ok: ['200', 'The result, failing or not.', object({ ok: { type: 'boolean' }, notes: { type: 'array', items: str }, error: object({ kind: str, message: str }) })], errors: ['AdminNotFound'] }),
+  }),
+  '/admin/api/trackers/{id}/destinations/{dest}/dead-letters': withPath([tracker, dest], {
+    get: op('listDeadLetters', {
+      summary: 'Dead letters, oldest first.',
+      query: [
+        { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } },
+        { name: 'after', in: 'query', description: 'The entry id to continue after (`1718000000000-0`).', schema: str },
+      ],
+      ok: ['200', 'A page of dead letters.', object({ total: int, entries: { type: 'array', items: ref('schemas/DeadLetter') } })],
+      errors: ['AdminNotFound'],
+    }),
+  }),
+  '/admin/api/trackers/{id}/destinations/{dest}/dead-letters/replay': withPath([tracker, dest], {
+    post: op('replayDeadLetters', { summary: 'Queue dead letters for delivery again.', body: entryIds, ok: ['200', 'How many.', object({ replayed: int, destinationEnabled: { type: 'boolean' } })], errors: ['AdminNotFound'] }),
+  }),
+  '/admin/api/trackers/{id}/destinations/{dest}/dead-letters/discard': withPath([tracker, dest], {
+    post: op('discardDeadLetters', { summary: 'Delete dead letters.', body: entryIds, ok: ['200', 'How many.', object({ discarded: int })], errors: ['AdminNotFound'] }),
+  }),
+  '/admin/api/trackers/{id}/sources': withPath([tracker], {
+    get: op('listSources', { summary: 'Webhook sources with their URL and secret.', ok: ['200', 'The sources.', list('sources', ref('schemas/Source'))], errors: ['AdminNotFound'] }),
+    post: op('addSource', { summary: 'Add a webhook source; a refused setting is named in `field`.', body: sourceInput, ok: ['201', 'The source with its URL.', ref('schemas/Source')], errors: ['AdminNotFound', 'AdminConflict'] }),
+  }),
+  '/admin/api/trackers/{id}/sources/{source}': withPath([tracker, source], {
+    get: op('getSource', { summary: 'A source with its URL.', ok: ['200', 'The source.', ref('schemas/Source')], errors: ['AdminNotFound'] }),
+    patch: op('updateSource', { summary: 'Replace the mapping.', body: object({ mapping: { type: 'object' } }, ['mapping']), ok: ['200', 'The source.', ref('schemas/Source')], errors: ['AdminNotFound'] }),
+    delete: op('removeSource', { summary: 'Remove a source: its URL answers 404 from then on.', ok: ['200', 'Removed.', object({ removed: str })], errors: ['AdminNotFound'] }),
+  }),
+  '/admin/api/trackers/{id}/sources/{source}/rotate-secret': withPath([tracker, source], {
+    post: op('rotateSourceSecret', { summary: 'A new secret; the previous one works for the grace period.', body: object({ secret: str, graceHours: { type: 'number', minimum: 0 } }), ok: ['200', 'The source.', ref('schemas/Source')], errors: ['AdminNotFound'] }),
+  }),
+  '/admin/api/trackers/{id}/sources/{source}/deliveries': withPath([tracker, source], {
+    get: op('sourceDeliveries', { summary: 'The last 50 deliveries with their verdicts, newest first.', ok: ['200', 'The deliveries.', list('deliveries', { type: 'object' })], errors: ['AdminNotFound'] }),
+  }),
+  '/admin/api/connectors': {
+    get: op('listConnectors', { summary: 'Destination types and their settings as JSON Schema.', ok: ['200', 'The connectors.', list('connectors', object({ type: str, description: str, settingsSchema: { type: 'object' } }))] }),
+  },
+  '/admin/api/trackers/{id}/query': withPath([tracker], {
+    post: op('queryWarehouse', {
+      summary: 'Read-only SQL on the tracker’s local warehouse, at most 1 000 rows.',
+      body: object({ sql: str, destination: str }, ['sql']),
+      ok: ['200', 'The rows.', object({ columns: { type: 'array', items: str }, rows: { type: 'array' }, truncated: { type: 'boolean' } })],
+      errors: ['AdminNotFound', 'AdminConflict'],
+    }),
+  }),
+  '/admin/api/trackers/{id}/live': withPath([tracker], {
+    get: op('liveRequests', { summary: 'The tracker’s v3 requests as server-sent events (`ready`, then one `request` each).', ok: ['200', 'An event stream.', str], content: 'text/event-stream', errors: ['AdminNotFound'] }),
+  }),
+  '/admin/api/trackers/{id}/requests': withPath([tracker], {
+    get: op('requestHistory', { summary: 'The tracker’s last requests, accepted and refused, newest first, searched.', query: requestQuery, ok: ['200', 'A page of kept requests.', ref('schemas/RequestPage')], errors: ['AdminNotFound'] }),
+  }),
+  '/admin/api/requests/unknown-token': {
+    get: op('unknownTokenRequests', { summary: 'The relay’s requests whose token matched no tracker, newest first, searched.', query: requestQuery, ok: ['200', 'A page of kept requests.', ref('schemas/RequestPage')] }),
+  },
+};

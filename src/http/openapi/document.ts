@@ -1,0 +1,92 @@
+import Router from '@koa/router';
+import { ADMIN_PATHS } from './admin-paths';
+import { COMPONENTS } from './components';
+import { errors, SERVER_ERRORS } from './responses';
+import type { OpenApiDocument, PathItem } from './types';
+import { V3_PATHS } from './v3-paths';
+
+/** Where the document is served, by the API process, without authentication. */
+export const OPENAPI_PATH = '/openapi.json';
+
+const text = (type: string) => ({ [type]: { schema: { type: 'string' } } });
+
+const OPS_PATHS: Record<string, PathItem> = {
+  '/healthz': {
+    get: { operationId: 'healthz', summary: 'This process is up (with its pid: in cluster mode each API process answers for itself).', tags: ['operations'], security: [], responses: { '200': { description: '`{status: "ok", pid}`' }, ...errors('HttpBadRequest', ...SERVER_ERRORS) } },
+  },
+  '/readyz': {
+    get: {
+      operationId: 'readyz',
+      summary: 'Redis answers.',
+      tags: ['operations'],
+      security: [],
+      responses: { '200': { description: '`{status: "ready", redis: "ok"}`' }, '503': { description: '`{status: "unavailable", redis: <reason>}`' }, ...errors('HttpBadRequest', 'RequestTimeout', 'HeadersTooLarge', 'MethodNotAllowed') },
+    },
+  },
+  '/metrics': {
+    get: {
+      operationId: 'metrics',
+      summary: 'Prometheus exposition text.',
+      tags: ['operations'],
+      security: [],
+      responses: { '200': { description: 'Metrics.', content: text('text/plain') }, '503': { description: 'Cluster mode: the host’s figures are unavailable.', content: text('text/plain') }, ...errors('HttpBadRequest', 'RequestTimeout', 'HeadersTooLarge', 'MethodNotAllowed') },
+    },
+  },
+  [OPENAPI_PATH]: {
+    get: { operationId: 'openapi', summary: 'This document.', tags: ['operations'], security: [], responses: { '200': { description: 'OpenAPI 3.1 JSON.', content: { 'application/json': { schema: { type: 'object' } } } }, ...errors('HttpBadRequest', ...SERVER_ERRORS) } },
+  },
+  '/admin': {
+    get: {
+      operationId: 'console',
+      summary: 'The owner’s console (HTML); its API is /admin/api.',
+      tags: ['console'],
+      security: [],
+      responses: { '200': { description: 'The page.', content: text('text/html') }, ...errors('ConsoleNotBuilt', 'HttpBadRequest', ...SERVER_ERRORS) },
+    },
+  },
+  '/admin/assets/{name}': {
+    parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string' } }],
+    get: { operationId: 'consoleAsset', summary: 'A file of the console (module, stylesheet).', tags: ['console'], security: [], responses: { '200': { description: 'The file.' }, '304': { description: 'Unchanged (ETag).' }, ...errors('NotFound', 'HttpBadRequest', ...SERVER_ERRORS) } },
+  },
+  '/admin/vendor/{name}': {
+    parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string' } }],
+    get: { operationId: 'consoleVendor', summary: 'Preact, as the console’s import map names it.', tags: ['console'], security: [], responses: { '200': { description: 'The module.' }, '304': { description: 'Unchanged (ETag).' }, ...errors('NotFound', 'HttpBadRequest', ...SERVER_ERRORS) } },
+  },
+};
+
+/**
+ * The HTTP interface as OpenAPI 3.1: the v3 ingest interface, webhook sources, the admin API and
+ * the operational endpoints. Written by hand, typed; test/http/openapi.test.ts fails when a route,
+ * a parameter or an error code is on one side only (the Koa routers and src/core/errors.ts).
+ */
+export const OPENAPI_DOCUMENT: OpenApiDocument = {
+  openapi: '3.1.0',
+  info: {
+    title: 'Tributary',
+    version: '3',
+    description:
+      'An ingestion relay for users, sessions and events. Every error answer is `{"error": {code, message, field?}}`, except the pixel and the script, which keep their fixed body and name the code in `X-Tributary-Error`. Any path may also answer `404 ERR_NOT_FOUND` or `405 ERR_METHOD_NOT_ALLOWED` (see components.responses.NotFound and MethodNotAllowed), and the HTTP server may refuse a request before any route with `400 ERR_BAD_REQUEST`.',
+    license: { name: 'MIT', identifier: 'MIT' },
+  },
+  tags: [
+    { name: 'v3', description: 'Sending users, sessions and events.' },
+    { name: 'webhooks', description: 'SaaS webhook deliveries to a tracker’s sources.' },
+    { name: 'admin', description: 'The JSON API behind the console; the same operations as the CLI.' },
+    { name: 'operations', description: 'Health, readiness, metrics, this document.' },
+    { name: 'console', description: 'The console’s page and files.' },
+  ],
+  paths: { ...V3_PATHS, ...OPS_PATHS, ...ADMIN_PATHS },
+  components: COMPONENTS,
+};
+
+/** `GET /openapi.json`, open to anyone (API tools, client generators) like /healthz; the text is built once. */
+export function createOpenApiRouter(): Router {
+  const router = new Router();
+  const body = JSON.stringify(OPENAPI_DOCUMENT);
+  router.get(OPENAPI_PATH, (ctx) => {
+    ctx.type = 'application/json';
+    ctx.set('Cache-Control', 'no-cache');
+    ctx.body = body;
+  });
+  return router;
+}
