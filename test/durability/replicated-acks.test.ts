@@ -24,11 +24,25 @@ const connectedReplicas = async (url: string) => {
   }
 };
 
+/** The replica is in sync and acknowledges writes (the first ones after a full copy can take a moment). */
+async function replicaAcknowledging(): Promise<void> {
+  await waitFor(async () => (await connectedReplicas(master.url)) === 1, { message: 'replica attached' });
+  const probe = new Redis(master.url);
+  try {
+    await waitFor(async () => {
+      await probe.set('probe', '1');
+      return (await probe.wait(1, 200)) === 1;
+    }, { message: 'replica acknowledging' });
+  } finally {
+    probe.disconnect();
+  }
+}
+
 beforeAll(async () => {
   // The first copy goes to a replica at once rather than after diskless sync's 5 s delay.
   master = await OwnRedis.start(['--repl-diskless-sync-delay', '0']);
   replica = await OwnRedis.start(['--replicaof', '127.0.0.1', String(master.port)]);
-  await waitFor(async () => (await connectedReplicas(master.url)) === 1, { message: 'replica attached' });
+  await replicaAcknowledging();
   api = await startTestApi({ REDIS_ACK_REPLICAS: '1', REDIS_ACK_TIMEOUT_MS: '300' }, {}, master.url);
 });
 afterAll(async () => {
@@ -64,17 +78,7 @@ test('without the replica, 503 with Retry-After once the ack timeout passes; wit
   expect(performance.now() - started).toBeGreaterThanOrEqual(250);
 
   await replica.resume();
-  await waitFor(async () => (await connectedReplicas(master.url)) === 1, { message: 'replica back' });
-  // Back in sync: it acknowledges writes again (the first ones after a full copy can take a moment).
-  const probe = new Redis(master.url);
-  try {
-    await waitFor(async () => {
-      await probe.set(`${api.prefix}:probe`, '1');
-      return (await probe.wait(1, 200)) === 1;
-    }, { message: 'replica acknowledging' });
-  } finally {
-    probe.disconnect();
-  }
+  await replicaAcknowledging();
   // The refused write did reach the master: its retry succeeds as a duplicate, and is not stored twice.
   const retried = await post({ _event: 'unreplicated', _id: 'r-2' });
   expect(retried.status).toBe(200);

@@ -78,6 +78,20 @@ export const ADMIN_PATHS: Record<string, PathItem> = {
     get: op('getTracker', { summary: 'A tracker.', ok: ['200', 'The tracker.', ref('schemas/Tracker')], errors: ['AdminNotFound'] }),
     patch: op('updateTracker', { summary: 'Change a tracker’s settings.', body: ref('schemas/TrackerInput'), ok: ['200', 'The tracker.', ref('schemas/Tracker')], errors: ['AdminNotFound'] }),
   }),
+  '/admin/api/trackers/{id}/privacy-rules': withPath([tracker], {
+    post: op('setPrivacyRule', {
+      summary: 'Add or replace the personal-data rule of a property (applied at the ingest edge, before Redis).',
+      body: object({ property: { type: 'string', description: 'A top-level property, a JSON pointer into the properties (`*` for every key or element), `_uid`, `_sid` or `_ip`.' }, action: { type: 'string', enum: ['drop', 'hash', 'truncate-ip', 'mask-email'] } }, ['property', 'action']),
+      ok: ['200', 'The tracker.', ref('schemas/Tracker')],
+      errors: ['AdminNotFound'],
+    }),
+    delete: op('removePrivacyRule', {
+      summary: 'Remove the rule of a property.',
+      query: [{ name: 'property', in: 'query', required: true, description: 'The rule’s property, as set (a JSON pointer’s slashes would be path segments).', schema: { type: 'string', minLength: 1 } }],
+      ok: ['200', 'The tracker.', ref('schemas/Tracker')],
+      errors: ['AdminNotFound'],
+    }),
+  }),
   '/admin/api/trackers/{id}/tokens': withPath([tracker], {
     post: op('addToken', { summary: 'Add a token; the old ones keep working.', ok: ['201', 'The tracker and the new token.', object({ tracker: ref('schemas/Tracker'), token: str })], errors: ['AdminNotFound'] }),
   }),
@@ -136,6 +150,9 @@ export const ADMIN_PATHS: Record<string, PathItem> = {
   '/admin/api/trackers/{id}/sources/{source}/deliveries': withPath([tracker, source], {
     get: op('sourceDeliveries', { summary: 'The last 50 deliveries with their verdicts, newest first.', ok: ['200', 'The deliveries.', list('deliveries', { type: 'object' })], errors: ['AdminNotFound'] }),
   }),
+  '/admin/api/health': {
+    get: op('health', { summary: 'The relay as a whole: Redis memory against its budget (used, limit, watermarks, state).', ok: ['200', 'The memory snapshot.', object({ memory: { type: 'object' } }, ['memory'])] }),
+  },
   '/admin/api/connectors': {
     get: op('listConnectors', { summary: 'Destination types and their settings as JSON Schema.', ok: ['200', 'The connectors.', list('connectors', object({ type: str, description: str, settingsSchema: { type: 'object' } }))] }),
   },
