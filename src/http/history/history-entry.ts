@@ -1,4 +1,5 @@
 import type { Context } from 'koa';
+import { applyPrivacyToContext, isPrivateParam, type PrivacyPlan } from '../../core/records/privacy';
 import { redactQueryString } from '../../core/redact';
 import type { RequestEntry } from '../../core/requests/request-history';
 import { ERROR_HEADER } from '../error-handler';
@@ -54,6 +55,32 @@ function isoNow(): string {
   return isoText;
 }
 
+/**
+ * What the tracker's personal-data rules keep out of storage, kept out of its history too: the URL
+ * parameters they name (and `data=`) shown as `[redacted]`, the client IP as the `_ip` rule says.
+ */
+export function protectEntry(entry: RequestEntry, plan: PrivacyPlan): void {
+  if (entry.query) {
+    entry.query = entry.query
+      .split('&')
+      .map((part) => {
+        const eq = part.indexOf('=');
+        const name = eq < 0 ? part : part.slice(0, eq);
+        let decoded = name;
+        try {
+          decoded = decodeURIComponent(name.replace(/\+/g, ' '));
+        } catch {
+          // A malformed escape: judged by its raw name.
+        }
+        return isPrivateParam(plan, decoded) ? `${name}=[redacted]` : part;
+      })
+      .join('&');
+  }
+  const context: { ip?: string } = { ip: entry.ip };
+  applyPrivacyToContext(context, plan);
+  entry.ip = context.ip ?? '[redacted]';
+}
+
 /** Reads a finished v3 request. Never the body, never a token: see src/core/redact.ts. */
 export function buildRequestEntry(ctx: Context): RequestEntry {
   const records = (ctx.state.liveRecords as unknown[] | undefined)?.length ?? 0;
@@ -77,6 +104,8 @@ export function buildRequestEntry(ctx: Context): RequestEntry {
   if (rejected !== undefined) entry.rejected = rejected;
   if (duplicates > 0) entry.duplicates = duplicates;
   if (userAgent) entry.userAgent = cut(userAgent, TEXT_CAPS.userAgent);
+  const privacy = ctx.state.privacy as PrivacyPlan | undefined;
+  if (privacy) protectEntry(entry, privacy);
   return entry;
 }
 

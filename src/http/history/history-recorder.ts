@@ -4,7 +4,8 @@ import { withDeadline } from '../../core/deadline';
 import { tokenHint } from '../../core/redact';
 import { requestHistoryKey, unknownTokenKey, type RequestEntry } from '../../core/requests/request-history';
 import type { TrackerResolver } from '../../ingest/resolver';
-import { buildRequestEntry, fitEntry } from './history-entry';
+import { privacyPlan } from '../../core/records/privacy';
+import { buildRequestEntry, fitEntry, protectEntry } from './history-entry';
 
 export interface HistoryRecorderOptions {
   /** The API's producer connection. */
@@ -102,7 +103,10 @@ export class HistoryRecorder {
     this.options.resolver.resolve(token).then(
       (tracker) => {
         if (!tracker) this.unknown(entry, token);
-        else if (this.options.size > 0) this.queue(requestHistoryKey(this.options.redisPrefix, tracker.id), this.options.size, entry);
+        else if (this.options.size > 0) {
+          if (tracker.privacyRules.length > 0) protectEntry(entry, privacyPlan(tracker));
+          this.queue(requestHistoryKey(this.options.redisPrefix, tracker.id), this.options.size, entry);
+        }
       },
       () => undefined,
     );
