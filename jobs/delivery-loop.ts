@@ -3,6 +3,7 @@ import { ConnectorError, RetryableError } from '../connectors/errors';
 import type { BatchLimits, DestinationWriter, RecordOutcome } from '../connectors/types';
 import type { Logger } from '../src/core/logger';
 import type { TrackedRecord } from '../src/core/records/types';
+import { parseExactJson } from '../src/core/records/exact-json';
 import { linkedController, withDeadline } from '../src/core/deadline';
 import { sleep } from '../src/core/sleep';
 import { backoffDelay, type BackoffPolicy } from './backoff';
@@ -180,7 +181,7 @@ export class DeliveryLoop {
       const raw = await this.redis.xrange(this.keys.stream, `(${cursor}`, '+', 'COUNT', maxRecords);
       if (raw.length > 0) {
         const age = Date.now() - streamIdTime(raw[0]![0]);
-        if (raw.length >= maxRecords || age >= maxAgeMs) return raw.map(([id, fields]) => ({ id, record: JSON.parse(fields[1]!) as TrackedRecord, attempts: 0 }));
+        if (raw.length >= maxRecords || age >= maxAgeMs) return raw.map(([id, fields]) => ({ id, record: parseExactJson(fields[1]!) as TrackedRecord, attempts: 0 }));
         await this.waitForMore(raw[raw.length - 1]![0], Math.min(maxAgeMs - age, this.opts.pollMs));
       } else {
         await this.waitForMore(cursor, this.opts.pollMs);

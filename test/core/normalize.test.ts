@@ -19,6 +19,7 @@ describe('the queued shape', () => {
       ok: true,
       record: { kind: 'event', id: 'id-1', receivedAt, uid: 'u', sid: 's', event: 'view', eventAt: '2026-01-01T00:00:00.000Z', properties: { page: '/' } },
       keyed: false,
+      bigInts: false,
     });
   });
   test('a client key: the record’s own _id, else the request’s Idempotency-Key, else the server id', () => {

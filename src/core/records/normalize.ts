@@ -19,8 +19,12 @@ export interface NormalizeInput {
   context?: RequestContext;
 }
 
-/** `keyed`: the record's `_id` is the client's key (from `_id` or `Idempotency-Key`), so it is deduplicated. */
-export type NormalizeResult = { ok: true; record: TrackedRecord; keyed: boolean } | { ok: false; error: RecordError };
+/**
+ * `keyed`: the record's `_id` is the client's key (from `_id` or `Idempotency-Key`), so it is
+ * deduplicated. `bigInts`: a property holds a bigint at some depth, so the record must be queued
+ * as exact JSON (jobs/ingest-job.ts).
+ */
+export type NormalizeResult = { ok: true; record: TrackedRecord; keyed: boolean; bigInts: boolean } | { ok: false; error: RecordError };
 
 /** A client key: 1 to 128 printable ASCII characters, no spaces. */
 export const CLIENT_KEY_PATTERN = /^[\x21-\x7e]{1,128}$/;
@@ -29,10 +33,15 @@ const fail = (error: RecordError): NormalizeResult => ({ ok: false, error });
 
 /**
  * `_uid` and `_sid`: strings, or JSON numbers stored as their decimal string. An integer beyond
- * 2^53 has already lost digits in JSON.parse, and 1e21 has no plain decimal form: both are refused
- * rather than stored as a different id.
+ * 2^53 arrives as a bigint with its digits (exact-json.ts) and keeps them. A number that is not a
+ * plain decimal (1e21) or is a rounded integer (`1e17`, parsed as a double) is refused rather than
+ * stored as a different id.
  */
 function readKey(value: unknown, field: string, limits: Limits, unicode: InvalidUnicode): string | RecordError {
+  if (typeof value === 'bigint') {
+    const text = value.toString();
+    return text.length > limits.idLength ? recordError('ERR_VALUE_TOO_LONG', field, `${field} is longer than ${limits.idLength} characters.`) : text;
+  }
   if (typeof value === 'number') {
     const text = String(value);
     if (!Number.isFinite(value) || (Number.isInteger(value) && !Number.isSafeInteger(value)) || text.includes('e')) {
@@ -53,22 +62,30 @@ export type InvalidUnicode = 'reject' | 'replace';
 const surrogateError = (path: string): RecordError =>
   recordError('ERR_INVALID_UNICODE', path, `${path} holds a lone UTF-16 surrogate (e.g. "\\ud800"), which is not text; send valid Unicode, or set the tracker's invalidUnicode to replace.`);
 
+/** What a walk met on its way. */
+interface Seen {
+  bigInts: boolean;
+}
+
 /**
  * Walks a property value once, checking depth, key length, string length and that text is valid
  * Unicode. With `unicode: 'replace'` a lone surrogate becomes U+FFFD in place, in values and keys.
  * Returns the offending path, or undefined when the value is within limits.
  */
-function checkValue(value: unknown, path: string, depth: number, limits: Limits, unicode: InvalidUnicode): RecordError | undefined {
+function checkValue(value: unknown, path: string, depth: number, limits: Limits, unicode: InvalidUnicode, seen: Seen): RecordError | undefined {
   if (typeof value === 'string') {
     if (value.length > limits.valueLength) return recordError('ERR_VALUE_TOO_LONG', path, `${path} is longer than ${limits.valueLength} characters.`);
     return value.isWellFormed() || unicode === 'replace' ? undefined : surrogateError(path);
   }
-  if (value === null || typeof value !== 'object') return undefined;
+  if (value === null || typeof value !== 'object') {
+    if (typeof value === 'bigint') seen.bigInts = true;
+    return undefined;
+  }
   if (depth >= limits.depth) return recordError('ERR_TOO_DEEP', path, `${path} is nested deeper than ${limits.depth} levels.`);
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       const item: unknown = value[i];
-      const err = checkValue(item, `${path}[${i}]`, depth + 1, limits, unicode);
+      const err = checkValue(item, `${path}[${i}]`, depth + 1, limits, unicode, seen);
       if (err) return err;
       if (typeof item === 'string' && !item.isWellFormed()) value[i] = item.toWellFormed();
     }
@@ -78,7 +95,7 @@ function checkValue(value: unknown, path: string, depth: number, limits: Limits,
   for (const key of Object.keys(obj)) {
     if (key.length > limits.keyLength) return recordError('ERR_KEY_TOO_LONG', `${path}.${key.slice(0, 64)}`, `A property name under ${path} is longer than ${limits.keyLength} characters.`);
     const item = obj[key];
-    const err = checkValue(item, `${path}.${key}`, depth + 1, limits, unicode);
+    const err = checkValue(item, `${path}.${key}`, depth + 1, limits, unicode, seen);
     if (err) return err;
     if (typeof item === 'string' && !item.isWellFormed()) obj[key] = item.toWellFormed();
     if (!key.isWellFormed()) {
@@ -118,6 +135,7 @@ export function normalizeRecord(input: NormalizeInput): NormalizeResult {
   const properties = nullProtoObject<Properties>();
   const record: TrackedRecord = { kind, id: input.id, receivedAt: input.receivedAt, properties };
   let propertyCount = 0;
+  const seen: Seen = { bigInts: false };
 
   for (const key of Object.keys(raw)) {
     const value = raw[key];
@@ -131,7 +149,7 @@ export function normalizeRecord(input: NormalizeInput): NormalizeResult {
     }
     if (key.length > limits.keyLength) return fail(recordError('ERR_KEY_TOO_LONG', key.slice(0, 64), `A property name is longer than ${limits.keyLength} characters.`));
     if (++propertyCount > limits.propertiesPerRecord) return fail(recordError('ERR_TOO_MANY_PROPERTIES', undefined, `The record has more than ${limits.propertiesPerRecord} properties.`));
-    const err = checkValue(value, key, 0, limits, unicode);
+    const err = checkValue(value, key, 0, limits, unicode, seen);
     if (err) return fail(err);
     let name = key;
     if (!key.isWellFormed()) {
@@ -192,5 +210,5 @@ export function normalizeRecord(input: NormalizeInput): NormalizeResult {
   }
 
   if (input.context) record.context = input.context;
-  return { ok: true, record, keyed };
+  return { ok: true, record, keyed, bigInts: seen.bigInts };
 }

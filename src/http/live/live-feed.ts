@@ -6,6 +6,7 @@ import { createRedis } from '../../core/redis/redis';
 import type { TrackedRecord } from '../../core/records/types';
 import type { TrackerResolver } from '../../ingest/resolver';
 import { buildLiveEntry } from './live-entry';
+import { stringifyExactJson } from '../../core/records/exact-json';
 
 /** A subscriber gets each entry as the JSON text that went over Redis: SSE sends it as it is. */
 export type LiveListener = (entryJson: string) => void;
@@ -110,7 +111,7 @@ export class LiveFeed {
     const token = TOKEN_IN_HEADER.exec(ctx.get('authorization'))?.[1] ?? new URLSearchParams(ctx.querystring).get('_token') ?? undefined;
     if (!token) return;
     // Built now: the context is not ours once the answer is sent.
-    const entry = JSON.stringify(buildLiveEntry(ctx, []));
+    const entry = stringifyExactJson(buildLiveEntry(ctx, []));
     this.options.resolver.resolve(token).then(
       (tracker) => {
         if (tracker && this.isWatched(tracker.id)) this.send(tracker.id, entry);
@@ -120,7 +121,7 @@ export class LiveFeed {
   }
 
   private publish(trackerId: string, ctx: Context, records: readonly TrackedRecord[], duplicates: number): void {
-    this.send(trackerId, JSON.stringify(buildLiveEntry(ctx, records, duplicates)));
+    this.send(trackerId, stringifyExactJson(buildLiveEntry(ctx, records, duplicates)));
   }
 
   private send(trackerId: string, entryJson: string): void {
