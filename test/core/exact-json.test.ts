@@ -1,4 +1,5 @@
-import { bigIntsAsStrings, holdsBigInt, parseExactJson, stringifyExactJson } from '../../src/core/records/exact-json';
+import { bigIntsAsStrings, hasLongDigitRun, holdsBigInt, parseExactJson, stringifyExactJson } from '../../src/core/records/exact-json';
+import { seededRandom } from '../helpers/seeded-random';
 
 describe('parseExactJson', () => {
   it('keeps the digits of integers beyond 2^53, positive and negative, nested and in arrays', () => {
@@ -44,5 +45,19 @@ describe('holdsBigInt and bigIntsAsStrings', () => {
     expect(holdsBigInt(value)).toBe(true);
     expect(holdsBigInt({ a: { b: [1, '12345678901234567890'] } })).toBe(false);
     expect(bigIntsAsStrings(value)).toEqual({ a: { b: [1, '12345678901234567890'] } });
+  });
+});
+
+describe('hasLongDigitRun', () => {
+  it('finds a run of 16 digits wherever it is, as /\\d{16}/ does', () => {
+    const rnd = seededRandom(7);
+    for (let t = 0; t < 20_000; t++) {
+      let text = '';
+      for (let j = Math.floor(rnd() * 70); j > 0; j--) text += rnd() < 0.9 ? String(Math.floor(rnd() * 10)) : 'x';
+      expect([text, hasLongDigitRun(text)]).toEqual([text, /\d{16}/.test(text)]);
+    }
+    expect(hasLongDigitRun('9007199254740991')).toBe(true);
+    expect(hasLongDigitRun('900719925474099')).toBe(false);
+    expect(hasLongDigitRun('{"a":123456789012345,"b":"x1234567890123456"}')).toBe(true);
   });
 });
