@@ -1,4 +1,4 @@
-import { bigIntsAsStrings, hasLongDigitRun, holdsBigInt, parseExactJson, stringifyExactJson } from '../../src/core/records/exact-json';
+import { bigIntsAsStrings, hasLongDigitRun, hasUnsafeIntegerLiteral, holdsBigInt, parseExactJson, stringifyExactJson } from '../../src/core/records/exact-json';
 import { seededRandom } from '../helpers/seeded-random';
 
 describe('parseExactJson', () => {
@@ -59,5 +59,28 @@ describe('hasLongDigitRun', () => {
     expect(hasLongDigitRun('9007199254740991')).toBe(true);
     expect(hasLongDigitRun('900719925474099')).toBe(false);
     expect(hasLongDigitRun('{"a":123456789012345,"b":"x1234567890123456"}')).toBe(true);
+  });
+});
+
+describe('hasUnsafeIntegerLiteral', () => {
+  it.each([
+    ['{"id":9007199254740992}', true],
+    ['[-603851970716743426]', true],
+    ['{"a":"x","b":12345678901234567890}', true],
+    ['{"id":9007199254740991}', false],
+    ['{"sid":"sess-1491351090760846"}', false],
+    ['{"s":"a\\"12345678901234567890"}', false],
+    ['{"s":"a\\\\","n":12345678901234567890}', true],
+    ['{"r":0.30000000000000004,"x":1.2345678901234567891}', false],
+    ['{"e":12345678901234567890e3,"f":12345678901234567890.5}', false],
+  ])('%s → %p', (text, expected) => {
+    expect(hasUnsafeIntegerLiteral(text)).toBe(expected);
+    expect(typeof parseExactJson(text)).toBe(typeof JSON.parse(text));
+  });
+
+  it('sends a body whose long digit runs are all in strings or fractions to JSON.parse', () => {
+    const text = '{"sid":"sess-1491351090760846","r":0.30000000000000004}';
+    expect(hasLongDigitRun(text)).toBe(true);
+    expect(parseExactJson(text)).toEqual(JSON.parse(text));
   });
 });
