@@ -13,11 +13,11 @@ const isDigit = (code: number): boolean => code >= 48 && code <= 57;
 
 /**
  * Whether the text holds a run of 16 digits. 2^53 has 16 digits: without such a run the text holds
- * no integer JSON.parse could round. A run inside a string (a card number, an id sent as text)
- * only sends the body the slower way. Any run of 16 covers exactly one position ≡ 15 (mod 16), so
- * only those are read, and the digits around one that is a digit: a sixteenth of the text for
- * most bodies. `/\d{16}/` tries every digit as a start and cost half as much as JSON.parse on
- * arrays of events; this costs about a sixth (bench/RESULTS.md).
+ * no integer JSON.parse could round. A run inside a string (a card number, an id sent as text) or a
+ * fraction only costs the closer look of `hasUnsafeIntegerLiteral`. Any run of 16 covers exactly
+ * one position ≡ 15 (mod 16), so only those are read, and the digits around one that is a digit: a
+ * sixteenth of the text for most bodies. `/\d{16}/` tries every digit as a start and cost half as
+ * much as JSON.parse on arrays of events; this costs about a tenth (bench/RESULTS.md).
  */
 export function hasLongDigitRun(text: string): boolean {
   const n = text.length;
