@@ -175,7 +175,7 @@ export class DeliveryLoop {
   private async nextBatch(cursor: string, signal: AbortSignal): Promise<Entry[]> {
     const { maxRecords, maxAgeMs } = this.opts.batch;
     if (this.spool?.hasAfter(cursor)) {
-      return (await this.spool.readAfter(cursor, maxRecords)).map(({ id, json }) => ({ id, record: JSON.parse(json) as TrackedRecord, attempts: 0 }));
+      return (await this.spool.readAfter(cursor, maxRecords)).map(({ id, json }) => ({ id, record: parseExactJson(json) as TrackedRecord, attempts: 0 }));
     }
     while (!signal.aborted) {
       const raw = await this.redis.xrange(this.keys.stream, `(${cursor}`, '+', 'COUNT', maxRecords);
