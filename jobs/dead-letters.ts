@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { ConnectorError } from '../connectors/errors';
 import type { TrackedRecord } from '../src/core/records/types';
+import { parseExactJson, stringifyExactJson } from '../src/core/records/exact-json';
 import { ENSURE_COUNT, type DeliveryKeys } from './keys';
 
 export interface DeadLetter {
@@ -57,7 +58,7 @@ export class DeadLetterStore {
     const tx = this.redis.multi();
     for (const { record, error } of items) {
       const err = { kind: error.kind, message: error.message, ...(error.details.status !== undefined ? { status: error.details.status } : {}) };
-      tx.xadd(this.keys.deadLetters, '*', 'r', JSON.stringify(record), 'e', JSON.stringify(err), 'at', now.toISOString());
+      tx.xadd(this.keys.deadLetters, '*', 'r', stringifyExactJson(record), 'e', JSON.stringify(err), 'at', now.toISOString());
     }
     await tx.exec();
   }
@@ -72,7 +73,7 @@ export class DeadLetterStore {
     const entries = await this.redis.xrange(this.keys.deadLetters, start, '+', 'COUNT', count);
     return entries.map(([entryId, fields]) => {
       const f = fieldsToObject(fields);
-      return { entryId, record: JSON.parse(f.r ?? '{}') as TrackedRecord, error: JSON.parse(f.e ?? '{}') as DeadLetter['error'], failedAt: f.at ?? '' };
+      return { entryId, record: parseExactJson(f.r ?? '{}') as TrackedRecord, error: JSON.parse(f.e ?? '{}') as DeadLetter['error'], failedAt: f.at ?? '' };
     });
   }
 

@@ -3,6 +3,7 @@ import { ConnectorError, RetryableError } from '../connectors/errors';
 import type { BatchLimits, DestinationWriter, RecordOutcome } from '../connectors/types';
 import type { Logger } from '../src/core/logger';
 import type { TrackedRecord } from '../src/core/records/types';
+import { parseExactJson } from '../src/core/records/exact-json';
 import { linkedController, withDeadline } from '../src/core/deadline';
 import { sleep } from '../src/core/sleep';
 import { isOutOfMemoryError, OUT_OF_MEMORY_LOG } from '../src/core/redis/out-of-memory';
@@ -204,7 +205,7 @@ export class DeliveryLoop {
   private async nextBatch(cursor: string, signal: AbortSignal): Promise<Entry[]> {
     const { maxRecords, maxAgeMs } = this.opts.batch;
     if (this.spool.hasAfter(cursor)) {
-      return (await this.spool.readAfter(cursor, maxRecords)).map(({ id, json }) => ({ id, record: JSON.parse(json) as TrackedRecord, attempts: 0, endsEntry: false }));
+      return (await this.spool.readAfter(cursor, maxRecords)).map(({ id, json }) => ({ id, record: parseExactJson(json) as TrackedRecord, attempts: 0, endsEntry: false }));
     }
     while (!signal.aborted) {
       // COUNT is in entries, each of one record or more: maxRecords entries always hold enough.
@@ -215,7 +216,7 @@ export class DeliveryLoop {
       if (records.length > 0) {
         const age = Date.now() - streamIdTime(records[0]!.id);
         if (records.length >= maxRecords || age >= maxAgeMs) {
-          return records.slice(0, maxRecords).map(({ id, json, endsEntry }) => ({ id, record: JSON.parse(json) as TrackedRecord, attempts: 0, endsEntry }));
+          return records.slice(0, maxRecords).map(({ id, json, endsEntry }) => ({ id, record: parseExactJson(json) as TrackedRecord, attempts: 0, endsEntry }));
         }
         await this.waitForMore(lastEntry, Math.min(maxAgeMs - age, this.opts.pollMs));
       } else {

@@ -1,7 +1,7 @@
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { throttledErrorLog, type Logger } from '../src/core/logger';
-import { duplicatesKey, INGEST_QUEUE, type IngestJobData } from './ingest-job';
+import { duplicatesKey, INGEST_QUEUE, recordTexts, type IngestJobData } from './ingest-job';
 import type { TrackerStore } from '../src/core/trackers/store';
 import type { Tracker } from '../src/core/trackers/types';
 import { sleep } from '../src/core/sleep';
@@ -122,7 +122,7 @@ export async function startRouter(connection: Redis, commands: Redis, store: Tra
           return [k.stream, k.queued];
         });
         const skip = await duplicatesOf(job.data);
-        const records = (skip ? job.data.records.filter((_, i) => !skip.has(i)) : job.data.records).map((r) => JSON.stringify(r));
+        const records = recordTexts(job.data, skip);
         const keys = [routerCursorKey(opts.redisPrefix), trackerBacklogKey(opts.redisPrefix, trackerId), backlogIndexKey(opts.redisPrefix), ...streams];
         const chunk = String(opts.backlogChunk ?? BACKLOG_MOVE_CHUNK);
         // Each call is atomic, so a worker that dies between calls leaves a consistent, smaller backlog.

@@ -24,11 +24,17 @@ export { baseColumnName, hashedColumnName } from './names';
  *
  * ## Types
  * A property's column is created (tables.patch with the full schema) when the property first
- * arrives with a non-null value, typed from that value: whole numbers → INT64, other numbers →
- * FLOAT64, booleans → BOOL, strings → STRING, objects and arrays → JSON. Columns never change type.
- * A later value of another type (a string in an INT64 column, a fraction in an INT64 column…)
- * leaves that row's column NULL; the value is in `_properties` (`JSON_VALUE(_properties, '$.plan')`).
- * A whole number in a FLOAT64 column is stored as is. `null` never creates a column.
+ * arrives with a non-null value, typed from that value: whole numbers within 64 bits → INT64,
+ * wider ones (up to 128 bits) → BIGNUMERIC, other numbers → FLOAT64, booleans → BOOL, strings →
+ * STRING, objects and arrays → JSON. Columns never change type. A later value of another type (a
+ * string in an INT64 column, a fraction in an INT64 column…) leaves that row's column NULL; the
+ * value is in `_properties` (`JSON_VALUE(_properties, '$.plan')`). A whole number in a FLOAT64
+ * column is stored as is within 2^53; beyond, the cell is NULL rather than rounded.
+ * `null` never creates a column.
+ *
+ * Whole numbers beyond 2^53 go to INT64 and BIGNUMERIC as decimal strings in the insertAll JSON,
+ * which BigQuery reads exactly. In `_properties` and JSON columns they are bare numbers within
+ * INT64/UINT64 (what BigQuery's JSON type stores exactly) and strings with their digits beyond.
  *
  * ## Names
  * Columns follow BigQuery's rules (letters, digits, `_`; ≤ 300 characters; no reserved prefix;

@@ -1,8 +1,9 @@
-import type { Properties } from '../../src/core/records/types';
+import type { JsonValue, Properties } from '../../src/core/records/types';
 import type { MergedChange, UpsertKind } from '../shared/coalesce-upserts';
 import { columnValue, ownValue } from '../shared/infer-type';
 import { CONTEXT_COLUMN, contextValue, PROPERTIES_COLUMN, reservedValuesOfChange, type ReservedColumn } from '../shared/reserved-columns';
 import type { ColumnPlan, PropertyColumn } from './columns';
+import { jsonColumnText } from './json-text';
 import type { MergeColumn } from './merge-sql';
 import { BQ_TYPE, fixedFields } from './tables';
 
@@ -36,8 +37,20 @@ export function mergeLayout(kind: UpsertKind, plan: ColumnPlan, mentioned: Itera
 /** A STRUCT field as the REST API takes it: text, or null (see query-params.ts). */
 function cell(value: unknown): string | null {
   if (value === undefined || value === null) return null;
-  if (typeof value === 'object') return JSON.stringify(value);
+  if (typeof value === 'object') return jsonColumnText(value);
   return String(value);
+}
+
+/** A whole number beyond 64 bits, as json-text.ts writes it into `_properties`. */
+const WIDE_INTEGER_TEXT = /^-?\d{20,39}$/;
+
+/**
+ * The value a property's column gets from the merged state. The stored part of that state was
+ * read back from `_properties`, where a whole number beyond 64 bits is a string: for a BIGNUMERIC
+ * column it is that number again, so the column keeps it when a later update does not resend it.
+ */
+function storedValue(pc: PropertyColumn, value: JsonValue | undefined): JsonValue | undefined {
+  return pc.type === 'hugeint' && typeof value === 'string' && WIDE_INTEGER_TEXT.test(value) ? BigInt(value) : value;
 }
 
 /** One `@rows` element: the key's merged state, one cell per layout column. */
@@ -48,6 +61,6 @@ export function mergeRow(kind: UpsertKind, layout: MergeLayout, change: MergedCh
   for (const { name } of layout.columns.slice(0, fixed)) {
     cells.push(cell(name === PROPERTIES_COLUMN ? state : name === CONTEXT_COLUMN ? contextValue(change.context) : reserved[name as ReservedColumn]));
   }
-  for (const [name, pc] of layout.properties) cells.push(cell(columnValue(pc.type, ownValue(state, name))));
+  for (const [name, pc] of layout.properties) cells.push(cell(columnValue(pc.type, storedValue(pc, ownValue(state, name)), jsonColumnText)));
   return cells;
 }

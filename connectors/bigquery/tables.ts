@@ -4,14 +4,18 @@ import { CONTEXT_COLUMN, KEY_COLUMN, PROPERTIES_COLUMN, RESERVED_COLUMNS_BY_KIND
 import type { FieldSchema, TableSpec } from './client';
 
 /** Standard SQL type of each column type. */
-export const BQ_TYPE: Readonly<Record<ColumnType, string>> = { integer: 'INT64', float: 'FLOAT64', boolean: 'BOOL', string: 'STRING', json: 'JSON' };
+/** A whole number beyond 64 bits goes to BIGNUMERIC, which holds every 128-bit integer exactly (NUMERIC has 29 integer digits). */
+export const BQ_TYPE: Readonly<Record<ColumnType, string>> = { integer: 'INT64', hugeint: 'BIGNUMERIC', float: 'FLOAT64', boolean: 'BOOL', string: 'STRING', json: 'JSON' };
 
-/** The column type Tributary writes to a column of this BigQuery type, legacy names included; undefined for others (DATE, NUMERIC…). */
+/** The column type Tributary writes to a column of this BigQuery type, legacy names included; undefined for others (DATE, NUMERIC…). A BIGNUMERIC column takes whole numbers only from Tributary. */
 export function columnTypeOf(bqType: string): ColumnType | undefined {
   switch (bqType.toUpperCase()) {
     case 'INT64':
     case 'INTEGER':
       return 'integer';
+    case 'BIGNUMERIC':
+    case 'BIGDECIMAL':
+      return 'hugeint';
     case 'FLOAT64':
     case 'FLOAT':
       return 'float';

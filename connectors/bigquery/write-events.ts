@@ -10,6 +10,7 @@ import { foldName } from './names';
 import { storedEventIds } from './stored-events';
 import { withTableLock } from './table-lock';
 import type { PartResult, WriteDeps } from './write-part';
+import { jsonColumnText } from './json-text';
 
 /**
  * Streaming limits (https://cloud.google.com/bigquery/quotas#streaming_inserts): at most 50 000
@@ -46,11 +47,11 @@ function eventRow(record: TrackedRecord, columns: ReadonlyMap<string, PropertyCo
   const ctx = contextValue(record.context);
   if (ctx) json[CONTEXT_COLUMN] = JSON.stringify(ctx);
   // JSON columns take JSON text in insertAll.
-  const properties = JSON.stringify(record.properties);
+  const properties = jsonColumnText(record.properties);
   json[PROPERTIES_COLUMN] = properties;
   for (const name of Object.keys(record.properties)) {
     const pc = columns.get(name);
-    const value = pc ? columnValue(pc.type, record.properties[name]) : undefined;
+    const value = pc ? columnValue(pc.type, record.properties[name], jsonColumnText) : undefined;
     if (value !== undefined) json[pc!.column] = value;
   }
   // The typed columns repeat the properties (≤ their JSON text plus a column name each), and

@@ -9,6 +9,7 @@ import { mergeSql, readStoredSql, tablePath } from './merge-sql';
 import { stringArray, structArray } from './query-params';
 import { withTableLock } from './table-lock';
 import type { PartResult, WriteDeps } from './write-part';
+import { parseExactJson } from '../../src/core/records/exact-json';
 
 /**
  * jobs.query takes at most 10 MB per request (https://cloud.google.com/bigquery/quotas#api_request_quotas);
@@ -20,7 +21,7 @@ async function readStored(deps: WriteDeps, kind: UpsertKind, path: string, keys:
   const rows = await deps.api.query(readStoredSql(path, KEY_COLUMN[kind]), [stringArray('keys', keys)], signal, `read of stored ${kind}s`);
   const stored = new Map<string, Properties>();
   for (const row of rows) {
-    const parsed: unknown = row.p === null || row.p === undefined ? null : JSON.parse(row.p);
+    const parsed: unknown = row.p === null || row.p === undefined ? null : parseExactJson(row.p);
     if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) stored.set(String(row.k), Object.assign(Object.create(null) as Properties, parsed));
   }
   return stored;

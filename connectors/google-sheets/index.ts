@@ -26,7 +26,8 @@ export { CELL_CHARACTER_LIMIT, TRUNCATION_MARKER } from './values';
  * ## Values
  * Written with `valueInputOption=RAW`: numbers and booleans keep their type, strings stay text
  * (`=IMPORTXML(…)` is never a formula, `00123` keeps its zeros, dates stay ISO text), objects and
- * arrays become compact JSON. Text past Google's 50 000 characters per cell keeps its first 49 988
+ * arrays become compact JSON. A whole number beyond 2^53 is written as text with its digits: a
+ * cell's number is a double and would round it. Text past Google's 50 000 characters per cell keeps its first 49 988
  * characters followed by `…[truncated]`.
  *
  * ## Events: exactly once

@@ -1,3 +1,4 @@
+import { stringifyExactJson } from '../../src/core/records/exact-json';
 import type { JsonValue } from '../../src/core/records/types';
 import type { CellValue } from './client';
 
@@ -23,10 +24,13 @@ export function fitCell(text: string): string {
 /**
  * A property value as a cell (written with valueInputOption=RAW): numbers and booleans keep their
  * type, strings stay text (`=IMPORTXML(…)` and `00123` included), objects and arrays become compact
- * JSON text. `null` has no cell value: the caller decides whether it skips or clears.
+ * JSON text. A whole number beyond 2^53 (a bigint) is written as text with its digits: a cell's
+ * number is a double, which would round it, and RAW keeps text as text. `null` has no cell value:
+ * the caller decides whether it skips or clears.
  */
 export function cellValue(value: JsonValue): CellValue | null {
   if (value === null) return null;
   if (typeof value === 'number' || typeof value === 'boolean') return value;
-  return fitCell(typeof value === 'string' ? value : JSON.stringify(value));
+  if (typeof value === 'bigint') return value.toString();
+  return fitCell(typeof value === 'string' ? value : stringifyExactJson(value));
 }

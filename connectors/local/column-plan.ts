@@ -1,5 +1,5 @@
 import type { JsonValue, Properties } from '../../src/core/records/types';
-import { columnValue, inferType, type ColumnType } from '../shared/infer-type';
+import { columnValue, inferType, widen as widenType, type ColumnType } from '../shared/infer-type';
 import { columnTypeOf, foldIdent, isUsableIdent } from './sql';
 import { SYSTEM_COLUMNS } from './tables';
 
@@ -13,8 +13,8 @@ export interface TableColumn {
 export interface ColumnPlan {
   /** New columns, in the order their properties were first seen. */
   add: Array<{ name: string; type: ColumnType }>;
-  /** Existing integer columns that now receive fractions: widened to float. */
-  widen: string[];
+  /** Existing integer columns that now receive fractions (widened to float) or whole numbers beyond 64 bits (to hugeint). */
+  widen: Array<{ name: string; type: ColumnType }>;
   /** Every property column Tributary writes after the plan, by exact name. */
   columns: ReadonlyMap<string, ColumnType>;
 }
@@ -41,7 +41,7 @@ export function planColumns(table: readonly TableColumn[], rows: readonly Proper
     propertyColumns++;
   }
 
-  const widen = new Set<string>();
+  const widen = new Map<string, ColumnType>();
   const added: Slot[] = [];
   for (const row of rows) {
     for (const name of Object.keys(row)) {
@@ -50,9 +50,10 @@ export function planColumns(table: readonly TableColumn[], rows: readonly Proper
       const slot = slots.get(foldIdent(name));
       if (slot) {
         if (slot.name !== name || slot.type === undefined) continue;
-        if (slot.type === 'integer' && type === 'float') {
-          slot.type = 'float';
-          if (!slot.added) widen.add(name);
+        const wider = slot.type === 'integer' ? widenType('integer', type) : undefined;
+        if (wider !== undefined && wider !== 'integer') {
+          slot.type = wider;
+          if (!slot.added) widen.set(name, wider);
         }
         continue;
       }
@@ -68,13 +69,14 @@ export function planColumns(table: readonly TableColumn[], rows: readonly Proper
   for (const slot of slots.values()) {
     if (slot.type !== undefined && !SYSTEM_COLUMNS.includes(slot.name)) columns.set(slot.name, slot.type);
   }
-  return { add: added.map((s) => ({ name: s.name, type: s.type! })), widen: [...widen], columns };
+  return { add: added.map((s) => ({ name: s.name, type: s.type! })), widen: [...widen].map(([name, type]) => ({ name, type })), columns };
 }
 
 /**
  * The staged text of one cell, cast to the column's SQL type on insert; `null` when the property
  * is absent or null, or when its value does not fit the column (that value lives on in
- * `_properties`). Numbers use JavaScript's shortest round-trip form, which DuckDB parses back exactly.
+ * `_properties`). Numbers use JavaScript's shortest round-trip form, which DuckDB parses back
+ * exactly; a bigint its digits.
  */
 export function cellText(column: ColumnType, value: JsonValue | undefined): string | null {
   const cell = columnValue(column, value);

@@ -21,13 +21,18 @@ export { LocalSettingsSchema, warehouseFile, type LocalSettings } from './config
  *
  * ## Types
  * A property's column is created the first time the property arrives with a non-null value, typed
- * from that value: whole numbers → `BIGINT`, other numbers → `DOUBLE`, `true`/`false` → `BOOLEAN`,
+ * from that value: whole numbers within 64 bits → `BIGINT`, wider ones (up to 128 bits) → `HUGEINT`,
+ * other numbers → `DOUBLE`, `true`/`false` → `BOOLEAN`,
  * strings → `VARCHAR`, objects and arrays → `JSON` (the value as JSON text; query it with DuckDB's
  * `->`, `->>` and `json_extract`). When a batch's values disagree, the first one decides.
  *
  * When a later value has another type:
- * - a fraction in a `BIGINT` column widens the column to `DOUBLE` (existing values are kept exactly);
- *   a whole number in a `DOUBLE` column is simply stored as a double;
+ * - a fraction in a `BIGINT` column widens the column to `DOUBLE` (existing values are kept exactly),
+ *   unless the column holds a whole number beyond 2^53, which a double would round: then the column
+ *   stays `BIGINT` and the fraction is in `_properties` only; a whole number beyond 64 bits in a
+ *   `BIGINT` column widens it to `HUGEINT`;
+ * - a whole number in a `DOUBLE` column is stored as a double when it is within 2^53; beyond, the
+ *   cell is NULL and the exact number is in `_properties`;
  * - any other mismatch (a string in a number column, a number in a text column, an object in a
  *   `BOOLEAN` column…) leaves that row's typed column NULL. The value is not lost: it is in the
  *   row's `_properties`, e.g. `_properties->>'plan'`. Columns never change type otherwise, so the

@@ -1,3 +1,4 @@
+import { stringifyExactJson } from '../../src/core/records/exact-json';
 import type { Properties, RecordKind, RequestContext } from '../../src/core/records/types';
 import { ownValue } from '../shared/infer-type';
 import { contextValue, CONTEXT_COLUMN, PROPERTIES_COLUMN, type ReservedColumn, type ReservedValues } from '../shared/reserved-columns';
@@ -25,7 +26,7 @@ export function createRowMapper(kind: RecordKind, plan: ColumnPlan, touched: rea
           const ctx = contextValue(context);
           cells.push(ctx ? JSON.stringify(ctx) : null);
         } else if (name === PROPERTIES_COLUMN) {
-          cells.push(JSON.stringify(properties));
+          cells.push(stringifyExactJson(properties));
         } else {
           cells.push(reserved[name as ReservedColumn] ?? null);
         }

@@ -17,6 +17,7 @@ export const isUsableIdent = (name: string): boolean => name.length > 0 && !name
 
 export const SQL_TYPE: Readonly<Record<ColumnType, string>> = {
   integer: 'BIGINT',
+  hugeint: 'HUGEINT',
   float: 'DOUBLE',
   boolean: 'BOOLEAN',
   string: 'VARCHAR',
@@ -28,6 +29,8 @@ export function columnTypeOf(sqlType: string): ColumnType | undefined {
   switch (sqlType.toUpperCase()) {
     case 'BIGINT':
       return 'integer';
+    case 'HUGEINT':
+      return 'hugeint';
     case 'DOUBLE':
       return 'float';
     case 'BOOLEAN':

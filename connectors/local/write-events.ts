@@ -18,8 +18,7 @@ export async function writeEvents(conn: DuckDBConnection, records: readonly Trac
   const events = uniqueById(records);
   const properties = events.map((r) => r.properties);
 
-  const plan = planColumns(await readColumns(conn, TABLE.event), properties, maxColumns);
-  await applyColumnPlan(conn, TABLE.event, plan);
+  const plan = await applyColumnPlan(conn, TABLE.event, planColumns(await readColumns(conn, TABLE.event), properties, maxColumns));
   const mapper = createRowMapper('event', plan, touchedColumns(plan, properties));
   const select = await stageRows(
     conn,

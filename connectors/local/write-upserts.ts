@@ -1,4 +1,5 @@
 import { listValue, type DuckDBConnection } from '@duckdb/node-api';
+import { parseExactJson } from '../../src/core/records/exact-json';
 import type { Properties } from '../../src/core/records/types';
 import { applyChange, type MergedChange, type UpsertKind } from '../shared/coalesce-upserts';
 import { CONTEXT_COLUMN, KEY_COLUMN, reservedValuesOfChange } from '../shared/reserved-columns';
@@ -18,7 +19,7 @@ async function readStored(conn: DuckDBConnection, kind: UpsertKind, keys: readon
   );
   const stored = new Map<string, Properties>();
   for (const [k, json] of reader.getRows()) {
-    const parsed: unknown = typeof json === 'string' ? JSON.parse(json) : null;
+    const parsed: unknown = typeof json === 'string' ? parseExactJson(json) : null;
     if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) stored.set(String(k), parsed as Properties);
   }
   return stored;
@@ -44,8 +45,7 @@ export async function writeUpserts(conn: DuckDBConnection, kind: UpsertKind, cha
   );
   const states = changes.map((c) => applyChange(stored.get(c.key), c.properties));
 
-  const plan = planColumns(await readColumns(conn, table), states, maxColumns);
-  await applyColumnPlan(conn, table, plan);
+  const plan = await applyColumnPlan(conn, table, planColumns(await readColumns(conn, table), states, maxColumns));
   const mapper = createRowMapper(kind, plan, touchedColumns(plan, states));
   const select = await stageRows(
     conn,

@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
-import { redactSecrets } from '../core/redact';
+import { redactedJson } from '../core/redact';
 import { createAdminAuth } from './auth';
 import { registerConnectorRoutes } from './connector-routes';
 import type { AdminDeps } from './deps';
@@ -22,7 +22,11 @@ function isStream(body: unknown): boolean {
 const redactBody: Middleware = async (ctx, next) => {
   await next();
   ctx.set('Cache-Control', 'no-store');
-  if (typeof ctx.body === 'object' && ctx.body !== null && !Buffer.isBuffer(ctx.body) && !isStream(ctx.body)) ctx.body = redactSecrets(ctx.body);
+  if (typeof ctx.body === 'object' && ctx.body !== null && !Buffer.isBuffer(ctx.body) && !isStream(ctx.body)) {
+    // As text, so that a record's integer beyond 2^53 (a dead letter's) reaches the client with its digits.
+    ctx.body = redactedJson(ctx.body);
+    ctx.type = 'application/json';
+  }
 };
 
 /** The JSON API behind the owner's console, under `/admin/api`; every route needs the admin token. */

@@ -1,5 +1,6 @@
 import { redactingReplacer } from '../core/redact';
 import { activeTokens, type RateLimit, type Tracker, type TrackerToken } from '../core/trackers/types';
+import { stringifyExactJson } from '../core/records/exact-json';
 
 /** Enough of a token to recognise it and to pass to revoke-token, not enough to use it. */
 export function tokenHint(token: string): string {
@@ -55,5 +56,5 @@ export function renderTrackerDetails(t: Tracker): string {
 
 /** Destination secrets never reach a terminal or a script's log. */
 export function json(value: unknown): string {
-  return JSON.stringify(value, redactingReplacer, 2);
+  return stringifyExactJson(value, redactingReplacer, 2);
 }

@@ -1,3 +1,5 @@
+import { stringifyExactJson } from './records/exact-json';
+
 /**
  * Destination secrets (an inline service-account key) and a tracker's privacy secret (with it, a
  * hashed e-mail can be found by hashing guesses) never reach a terminal, a script's log or an
@@ -13,9 +15,9 @@ export function redactingReplacer(key: string, value: unknown): unknown {
   return SECRET_KEYS.has(key) && value !== undefined && value !== null ? REDACTED : value;
 }
 
-/** A copy of a JSON-serializable value with its secrets hidden. */
-export function redactSecrets<T>(value: T): T {
-  return JSON.parse(JSON.stringify(value, redactingReplacer)) as T;
+/** A value's JSON text with its secrets hidden; a bigint (an integer beyond 2^53) is written with all its digits. */
+export function redactedJson(value: unknown): string {
+  return stringifyExactJson(value, redactingReplacer);
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -1,4 +1,5 @@
 import { ApiError } from '../core/errors';
+import { parseExactJson } from '../core/records/exact-json';
 
 const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -22,7 +23,7 @@ export function decodeBase64Json(input: string): unknown {
     throw new ApiError('ERR_MALFORMED_BASE64', 'The data parameter does not decode to UTF-8 text.', 'data');
   }
   try {
-    return JSON.parse(json);
+    return parseExactJson(json);
   } catch (err) {
     throw new ApiError('ERR_MALFORMED_JSON', `The data parameter does not decode to JSON: ${(err as Error).message}`, 'data');
   }

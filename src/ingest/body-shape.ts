@@ -1,4 +1,5 @@
 import { ApiError } from '../core/errors';
+import { parseExactJson } from '../core/records/exact-json';
 import { flatParams, type ParsedBody } from './payload';
 
 /** JSON text starts with `{` or `[` (after white space); no form field name plausibly does. */
@@ -8,9 +9,10 @@ const LOOKS_LIKE_FORM = /^[^\s{}[\]"'=&]+=[^\s]*$/;
 
 const isContainer = (v: unknown): boolean => typeof v === 'object' && v !== null;
 
+/** Parsed keeping every integer's digits (exact-json.ts), as every body is. */
 function tryJson(text: string): { ok: true; value: unknown } | { ok: false; reason: string } {
   try {
-    return { ok: true, value: JSON.parse(text) as unknown };
+    return { ok: true, value: parseExactJson(text) };
   } catch (err) {
     return { ok: false, reason: (err as Error).message };
   }

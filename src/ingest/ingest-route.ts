@@ -118,11 +118,13 @@ export async function ingest(ctx: Context, kind: RecordKind, deps: IngestDeps): 
   /** The results of the valid records, in the order of `valid`. */
   const validResults: Array<{ id: string; duplicate?: true }> = [];
   let members: Array<Buffer | undefined> | undefined;
+  let bigInts = false;
   const results: RecordResult[] = payload.items.map((item, i) => {
     if ('error' in item) return item;
     const outcome = normalizeRecord({ kind, raw: item.fields, id: uuidv7(), idempotencyKey: headerKeys?.[i], invalidUnicode: tracker.invalidUnicode, receivedAt, timeZone: tracker.timeZone, limits, context });
     if (!outcome.ok) return { error: outcome.error };
     if (privacy) applyPrivacy(outcome.record, privacy);
+    bigInts ||= outcome.bigInts;
     if (outcome.keyed && dedupOn) {
       members ??= valid.map(() => undefined);
       members.push(dedupMember(kind, outcome.record.id));
@@ -139,7 +141,7 @@ export async function ingest(ctx: Context, kind: RecordKind, deps: IngestDeps): 
   if (valid.length > 0) {
     const wait = deps.rateLimiter.take(tracker.id, tracker.rateLimit, valid.length);
     if (wait > 0) throw new ApiError('ERR_RATE_LIMITED', undefined, undefined, { 'Retry-After': String(wait) });
-    const seen = await deps.writer.write(tracker.id, valid, members && { windowHours: tracker.dedupWindowHours, members });
+    const seen = await deps.writer.write(tracker.id, valid, members && { windowHours: tracker.dedupWindowHours, members }, bigInts);
     if (seen?.includes(true)) {
       seen.forEach((dup, i) => dup && (validResults[i]!.duplicate = true));
       accepted = valid.filter((_, i) => !seen[i]);

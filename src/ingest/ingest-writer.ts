@@ -6,7 +6,7 @@ import type { MemoryBudget } from '../core/redis/memory-budget';
 import type { TrackedRecord } from '../core/records/types';
 import { bucketExpiresAt, dedupKeys, DUPLICATES_TTL_MS } from './dedup';
 import { KeyedAdd } from './keyed-add';
-import { INGEST_JOB_NAME, type IngestJobData } from '../../jobs/ingest-job';
+import { ingestJobData, INGEST_JOB_NAME, type IngestJobData } from '../../jobs/ingest-job';
 
 export interface IngestWriterOptions {
   /** A write Redis has not confirmed after this long is answered 503. */
@@ -44,6 +44,8 @@ export type Duplicates = boolean[];
 interface Pending {
   trackerId: string;
   records: TrackedRecord[];
+  /** Some record may hold a bigint (normalizeRecord's `bigInts`). */
+  bigInts: boolean;
   dedup: DedupRequest | undefined;
   duplicates: Duplicates | undefined;
   resolve: (duplicates: Duplicates | undefined) => void;
@@ -84,14 +86,15 @@ export class IngestWriter {
   /**
    * Resolves once the records are in Redis. With `dedup`, resolves with which records were
    * duplicates: those are not queued again, atomically with the others' markers and enqueue.
+   * `bigInts`: some record may hold a bigint, which is queued as exact JSON (jobs/ingest-job.ts).
    */
-  write(trackerId: string, records: TrackedRecord[], dedup?: DedupRequest): Promise<Duplicates | undefined> {
+  write(trackerId: string, records: TrackedRecord[], dedup?: DedupRequest, bigInts = false): Promise<Duplicates | undefined> {
     if (this.closed) return Promise.reject(new ApiError('ERR_SHUTTING_DOWN', undefined, undefined, this.retryAfter()));
     if (!this.opts.isConnected()) return Promise.reject(this.unavailable());
     if (this.opts.memory && !this.opts.memory.admits()) return Promise.reject(this.full());
     const keyed = dedup && dedup.windowHours > 0 && dedup.members.some((m) => m !== undefined) ? dedup : undefined;
     return new Promise<Duplicates | undefined>((resolve, reject) => {
-      const entry: Pending = { trackerId, records, dedup: keyed, duplicates: undefined, resolve, reject, deadline: performance.now() + this.opts.timeoutMs, settled: false };
+      const entry: Pending = { trackerId, records, bigInts, dedup: keyed, duplicates: undefined, resolve, reject, deadline: performance.now() + this.opts.timeoutMs, settled: false };
       this.pending.push(entry);
       this.waiting.push(entry);
       // No timer means nothing else waits: this write is the oldest, due in timeoutMs.
@@ -178,10 +181,11 @@ export class IngestWriter {
    */
   private async addWithDedup(batch: Pending[]): Promise<void> {
     const now = Date.now();
-    const groups = new Map<string, { records: TrackedRecord[]; args: Array<string | Buffer>; keyed: Array<{ entry: Pending; index: number }>; windowHours: number }>();
+    const groups = new Map<string, { records: TrackedRecord[]; bigInts: boolean; args: Array<string | Buffer>; keyed: Array<{ entry: Pending; index: number }>; windowHours: number }>();
     for (const p of batch) {
       let g = groups.get(p.trackerId);
-      if (!g) groups.set(p.trackerId, (g = { records: [], args: [], keyed: [], windowHours: 0 }));
+      if (!g) groups.set(p.trackerId, (g = { records: [], bigInts: false, args: [], keyed: [], windowHours: 0 }));
+      g.bigInts ||= p.bigInts;
       p.records.forEach((record, i) => {
         const member = p.dedup?.members[i];
         if (member) {
@@ -194,12 +198,12 @@ export class IngestWriter {
     }
     const writes = [...groups].map(async ([trackerId, g]) => {
       if (g.keyed.length === 0) {
-        await this.queue.add(INGEST_JOB_NAME, { trackerId, records: g.records });
+        await this.queue.add(INGEST_JOB_NAME, ingestJobData(trackerId, g.records, g.bigInts));
         return;
       }
       const token = randomUUID();
       const keys = dedupKeys(this.opts.redisPrefix, trackerId, token, g.windowHours, now);
-      const flags = await this.keyedAdd.add({ trackerId, records: g.records, dedup: token }, keys, [String(bucketExpiresAt(g.windowHours, now)), String(DUPLICATES_TTL_MS), ...g.args]);
+      const flags = await this.keyedAdd.add(ingestJobData(trackerId, g.records, g.bigInts, token), keys, [String(bucketExpiresAt(g.windowHours, now)), String(DUPLICATES_TTL_MS), ...g.args]);
       g.keyed.forEach(({ entry, index }, k) => {
         entry.duplicates ??= entry.records.map(() => false);
         entry.duplicates[index] = flags[k] === 1;
@@ -231,11 +235,14 @@ export class IngestWriter {
     this.inflight++;
     this.schedule();
     const byTracker = new Map<string, TrackedRecord[]>();
+    /** Trackers some of whose records may hold a bigint. */
+    const bigInts = new Set<string>();
     let records = 0;
     let keyed = false;
     for (const p of batch) {
       records += p.records.length;
       keyed ||= p.dedup !== undefined;
+      if (p.bigInts) bigInts.add(p.trackerId);
       const list = byTracker.get(p.trackerId);
       if (list) list.push(...p.records);
       else byTracker.set(p.trackerId, p.records.slice());
@@ -248,9 +255,9 @@ export class IngestWriter {
         // The common case. addBulk builds an ioredis Pipeline, whose constructor copies every
         // script command BullMQ defines onto the new object: a cost per write that add() avoids.
         const [trackerId, list] = byTracker.entries().next().value!;
-        await this.queue.add(INGEST_JOB_NAME, { trackerId, records: list });
+        await this.queue.add(INGEST_JOB_NAME, ingestJobData(trackerId, list, bigInts.has(trackerId)));
       } else {
-        await this.queue.addBulk([...byTracker].map(([trackerId, list]) => ({ name: INGEST_JOB_NAME, data: { trackerId, records: list } })));
+        await this.queue.addBulk([...byTracker].map(([trackerId, list]) => ({ name: INGEST_JOB_NAME, data: ingestJobData(trackerId, list, bigInts.has(trackerId)) })));
       }
       await this.awaitReplicas();
       this.opts.memory?.wrote(records);

@@ -5,6 +5,7 @@ import type { Context, Middleware } from 'koa';
 import type { Limits } from '../core/config';
 import { ApiError } from '../core/errors';
 import { parseV3BodyText } from './body-shape';
+import { parseExactJson } from '../core/records/exact-json';
 import { flatParams, type ParsedBody } from './payload';
 
 const JSON_TYPES = ['application/json', 'application/*+json', 'text/plain'];
@@ -137,8 +138,9 @@ function drained(req: Context['req'], cap: number): Promise<boolean> {
 }
 
 /**
- * Reads a POST body within the limits and parses it to `ctx.state.body`. Bodies are parsed by
- * JSON.parse (which keeps `__proto__` as an own key) or URLSearchParams (flat strings).
+ * Reads a POST body within the limits and parses it to `ctx.state.body`. Bodies are parsed as
+ * JSON keeping every integer's digits (`parseExactJson`; `__proto__` stays an own key) or by
+ * URLSearchParams (flat strings).
  * Without a Content-Type (sendBeacon with an untyped Blob) the body is read as JSON text; a form
  * that is really JSON is read as JSON (body-shape.ts).
  */
@@ -201,7 +203,7 @@ export function parseBodyText(raw: Buffer, isForm: boolean): ParsedBody {
   if (isForm) return text.length === 0 ? { kind: 'none' } : { kind: 'form', value: flatParams(new URLSearchParams(text)) };
   if (text.trim().length === 0) return { kind: 'none' };
   try {
-    return { kind: 'json', value: JSON.parse(text) as unknown };
+    return { kind: 'json', value: parseExactJson(text) };
   } catch (err) {
     throw new ApiError('ERR_MALFORMED_JSON', `The body is not valid JSON: ${(err as Error).message}`);
   }

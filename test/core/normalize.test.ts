@@ -19,6 +19,7 @@ describe('the queued shape', () => {
       ok: true,
       record: { kind: 'event', id: 'id-1', receivedAt, uid: 'u', sid: 's', event: 'view', eventAt: '2026-01-01T00:00:00.000Z', properties: { page: '/' } },
       keyed: false,
+      bigInts: false,
     });
   });
   test('a client key: the record’s own _id, else the request’s Idempotency-Key, else the server id', () => {
@@ -138,5 +139,14 @@ describe('limits', () => {
     expect(run('event', { _event: 'x', o: { a: [1] } }).ok).toBe(true);
     expect(errorOf('event', { _event: 'x', o: { a: [[1]] } })).toMatchObject({ code: 'ERR_TOO_DEEP', field: 'o.a[0]' });
     expect(errorOf('event', { _event: 'x', a: [[[]]] })).toMatchObject({ code: 'ERR_TOO_DEEP', field: 'a[0][0]' });
+  });
+});
+
+describe('integers beyond 2^53', () => {
+  test('are kept as bigints, reported by bigInts at any depth, and kept as _uid/_sid digits', () => {
+    expect(run('event', { _event: 'x', a: { b: [1n << 60n] } })).toMatchObject({ ok: true, bigInts: true, record: { properties: { a: { b: [1n << 60n] } } } });
+    expect(run('event', { _event: 'x', n: -(1n << 70n) })).toMatchObject({ ok: true, bigInts: true });
+    expect(run('event', { _event: 'x', n: 1 })).toMatchObject({ ok: true, bigInts: false });
+    expect(run('session', { _sid: 603851970716743426n, _uid: -12345678901234567890n }, { limits: { ...limits, idLength: 64 } })).toMatchObject({ ok: true, bigInts: false, record: { sid: '603851970716743426', uid: '-12345678901234567890' } });
   });
 });

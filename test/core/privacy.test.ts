@@ -51,6 +51,15 @@ test('hash is HMAC-SHA256 of the text, lowercase hex; non-strings hash their JSO
   expect(hashValue(null, secret)).toBeNull();
 });
 
+test('hash takes an integer beyond 2^53 as its digits: the same HMAC as the id sent as a string', () => {
+  expect(hashValue(603851970716743426n, secret)).toBe(hmac('603851970716743426'));
+  expect(hashValue({ ids: [-98765432109876543210n, 1] }, secret)).toBe(hmac('{"ids":[-98765432109876543210,1]}'));
+  const r = record({ customer: { id: 603851970716743426n }, keep: 12345678901234567890n }, { uid: '603851970716743426' });
+  applyPrivacy(r, privacyPlan(tracker([{ property: '/customer/id', action: 'hash' }, { property: '_uid', action: 'hash' }])));
+  expect(r.properties).toEqual({ customer: { id: hmac('603851970716743426') }, keep: 12345678901234567890n });
+  expect(r.uid).toBe(hmac('603851970716743426'));
+});
+
 describe('applyPrivacy', () => {
   test('top-level names, pointers, * segments and reserved fields', () => {
     const plan = privacyPlan(

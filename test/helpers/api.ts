@@ -3,7 +3,8 @@ import supertest from 'supertest';
 import { loadConfig, type Config } from '../../src/core/config';
 import { createLogger } from '../../src/core/logger';
 import { createMetrics } from '../../src/core/metrics';
-import type { IngestJobData } from '../../jobs/ingest-job';
+import { recordTexts, type IngestJobData } from '../../jobs/ingest-job';
+import { parseExactJson } from '../../src/core/records/exact-json';
 import type { TrackedRecord } from '../../src/core/records/types';
 import { createApiRuntime, type AdminOptions, type ApiRuntime } from '../../src/boot/api-runtime';
 import { generateToken } from '../../src/core/trackers/tokens';
@@ -52,7 +53,7 @@ export async function startTestApi(env: Record<string, string> = {}, trackerFiel
       const jobs: Array<Job<IngestJobData>> = await runtime.queue.getJobs(['waiting', 'prioritized', 'delayed', 'active', 'completed'], 0, -1, true);
       return jobs
         .sort((a, b) => Number(a.id) - Number(b.id))
-        .flatMap((job) => job.data.records.map((r) => ({ ...r, trackerId: job.data.trackerId })));
+        .flatMap((job) => recordTexts(job.data).map((text) => ({ ...(parseExactJson(text) as TrackedRecord), trackerId: job.data.trackerId })));
     },
     close: async () => {
       await runtime.close();

@@ -38,6 +38,15 @@ describe('a form that is really JSON is read as JSON', () => {
     expect(await storedRecord(api, (json(res) as { id: string }).id)).toMatchObject({ kind: 'user', uid: 'u9', properties: { plan: 'pro' } });
   });
 
+  test('integers beyond 2^53 in JSON sent as a form keep every digit, raw or URL-encoded', async () => {
+    const raw = await post('{"_event":"order","_uid":603851970716743426,"id":-98765432109876543210}', { 'content-type': FORM });
+    expect(raw.status).toBe(202);
+    expect(await storedRecord(api, (json(raw) as { id: string }).id)).toMatchObject({ uid: '603851970716743426', properties: { id: -98765432109876543210n } });
+    const encoded = await post(encodeURIComponent('{"_event":"order","ids":[12345678901234567890]}'), { 'content-type': FORM });
+    expect(encoded.status).toBe(202);
+    expect(await storedRecord(api, (json(encoded) as { id: string }).id)).toMatchObject({ properties: { ids: [12345678901234567890n] } });
+  });
+
   test('ordinary forms stay forms', async () => {
     const res = await post('_event=order&total=42.50', { 'content-type': FORM });
     expect(res.status).toBe(202);

@@ -51,7 +51,10 @@ test('past its cap a disabled destination spills to disk; enabled, it gets every
   const status = new DestinationStatusStore(api.runtime.redis, pausedKeys);
   const sent: string[] = [];
   for (let batch = 0; batch < 10; batch++) {
-    const res = await post('/v3/event', Array.from({ length: 100 }, (_, i) => ({ _event: 'spill', n: batch * 100 + i })));
+    // The first batch's first event also carries integers beyond 2^53: they must come back from the disk with every digit.
+    const events = Array.from({ length: 100 }, (_, i) => JSON.stringify({ _event: 'spill', n: batch * 100 + i }));
+    if (batch === 0) events[0] = `{"_event":"spill","n":0,"big":603851970716743426,"wide":[-98765432109876543210]}`;
+    const res = await api.http.post('/v3/event').set('Authorization', `Tracker ${api.token}`).set('Content-Type', 'application/json').send(`[${events.join(',')}]`);
     expect(res.status).toBe(202);
     sent.push(...res.body.results.map((r: { id: string }) => r.id));
     expect((await post('/v3/user', { _uid: 'u1', plan: `p${batch}` })).status).toBe(202);
@@ -80,6 +83,7 @@ test('past its cap a disabled destination spills to disk; enabled, it gets every
   expect(dest.written.filter((r) => r.kind === 'event').map((r) => r.id)).toEqual(sent);
   expect(dest.written.filter((r) => r.kind === 'user').map((r) => r.properties.plan)).toEqual(Array.from({ length: 10 }, (_, i) => `p${i}`));
   expect([...dest.attempts.values()].every((n) => n === 1)).toBe(true);
+  expect(dest.written.find((r) => r.id === sent[0])!.properties).toEqual({ n: 0, big: 603851970716743426n, wide: [-98765432109876543210n] });
   expect(await api.runtime.redis.xlen(pausedKeys.stream)).toBe(0);
   await waitFor(() => readdirSync(spoolDirectory(dataDir, api.tracker.id, 'paused')).length === 0, { message: 'spool segments deleted' });
 });

@@ -19,8 +19,12 @@ export interface NormalizeInput {
   context?: RequestContext;
 }
 
-/** `keyed`: the record's `_id` is the client's key (from `_id` or `Idempotency-Key`), so it is deduplicated. */
-export type NormalizeResult = { ok: true; record: TrackedRecord; keyed: boolean } | { ok: false; error: RecordError };
+/**
+ * `keyed`: the record's `_id` is the client's key (from `_id` or `Idempotency-Key`), so it is
+ * deduplicated. `bigInts`: a property holds a bigint at some depth, so the record must be queued
+ * as exact JSON (jobs/ingest-job.ts).
+ */
+export type NormalizeResult = { ok: true; record: TrackedRecord; keyed: boolean; bigInts: boolean } | { ok: false; error: RecordError };
 
 /** A client key: 1 to 128 printable ASCII characters, no spaces. */
 export const CLIENT_KEY_PATTERN = /^[\x21-\x7e]{1,128}$/;
@@ -29,10 +33,15 @@ const fail = (error: RecordError): NormalizeResult => ({ ok: false, error });
 
 /**
  * `_uid` and `_sid`: strings, or JSON numbers stored as their decimal string. An integer beyond
- * 2^53 has already lost digits in JSON.parse, and 1e21 has no plain decimal form: both are refused
- * rather than stored as a different id.
+ * 2^53 arrives as a bigint with its digits (exact-json.ts) and keeps them. A number that is not a
+ * plain decimal (1e21) or is a rounded integer (`1e17`, parsed as a double) is refused rather than
+ * stored as a different id.
  */
 function readKey(value: unknown, field: string, limits: Limits, unicode: InvalidUnicode): string | RecordError {
+  if (typeof value === 'bigint') {
+    const text = value.toString();
+    return text.length > limits.idLength ? recordError('ERR_VALUE_TOO_LONG', field, `${field} is longer than ${limits.idLength} characters.`) : text;
+  }
   if (typeof value === 'number') {
     const text = String(value);
     if (!Number.isFinite(value) || (Number.isInteger(value) && !Number.isSafeInteger(value)) || text.includes('e')) {
@@ -54,6 +63,13 @@ const surrogateError = (path: string): RecordError =>
   recordError('ERR_INVALID_UNICODE', path, `${path} holds a lone UTF-16 surrogate (e.g. "\\ud800"), which is not text; send valid Unicode, or set the tracker's invalidUnicode to replace.`);
 
 /**
+ * Set by `checkValue` when it meets a bigint, reset by `normalizeRecord` before its walk. A flag
+ * rather than an object passed down the walk: the walk is synchronous, and an allocation and an
+ * extra argument per record showed in bench:ingest's arrays.
+ */
+let sawBigInt = false;
+
+/**
  * Walks a property value once, checking depth, key length, string length and that text is valid
  * Unicode. With `unicode: 'replace'` a lone surrogate becomes U+FFFD in place, in values and keys.
  * Returns the offending path, or undefined when the value is within limits.
@@ -63,7 +79,10 @@ function checkValue(value: unknown, path: string, depth: number, limits: Limits,
     if (value.length > limits.valueLength) return recordError('ERR_VALUE_TOO_LONG', path, `${path} is longer than ${limits.valueLength} characters.`);
     return value.isWellFormed() || unicode === 'replace' ? undefined : surrogateError(path);
   }
-  if (value === null || typeof value !== 'object') return undefined;
+  if (value === null || typeof value !== 'object') {
+    if (typeof value === 'bigint') sawBigInt = true;
+    return undefined;
+  }
   if (depth >= limits.depth) return recordError('ERR_TOO_DEEP', path, `${path} is nested deeper than ${limits.depth} levels.`);
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
@@ -118,6 +137,7 @@ export function normalizeRecord(input: NormalizeInput): NormalizeResult {
   const properties = nullProtoObject<Properties>();
   const record: TrackedRecord = { kind, id: input.id, receivedAt: input.receivedAt, properties };
   let propertyCount = 0;
+  sawBigInt = false;
 
   for (const key of Object.keys(raw)) {
     const value = raw[key];
@@ -192,5 +212,5 @@ export function normalizeRecord(input: NormalizeInput): NormalizeResult {
   }
 
   if (input.context) record.context = input.context;
-  return { ok: true, record, keyed };
+  return { ok: true, record, keyed, bigInts: sawBigInt };
 }

@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
 import { ruleTarget, type PrivacyAction, type RuleTarget } from '../trackers/privacy-rules';
 import type { Tracker } from '../trackers/types';
+import { stringifyExactJson } from './exact-json';
 import type { JsonValue, RequestContext, TrackedRecord } from './types';
 
 interface CompiledRule {
@@ -51,11 +52,15 @@ export function isPrivateParam(plan: PrivacyPlan, name: string): boolean {
   return name === 'data' || plan.topLevel.has('*') || plan.topLevel.has(name);
 }
 
-/** HMAC-SHA256 of the value's text (a string as is, anything else as its JSON), lowercase hex. */
+/**
+ * HMAC-SHA256 of the value's text (a string as is, anything else as its JSON), lowercase hex. An
+ * integer beyond 2^53 (a bigint, which JSON.stringify refuses) is its digits, so it hashes as the
+ * same id sent as a string does.
+ */
 export function hashValue(value: JsonValue, secret: string): JsonValue {
   if (value === null) return null;
   return createHmac('sha256', secret)
-    .update(typeof value === 'string' ? value : JSON.stringify(value))
+    .update(typeof value === 'string' ? value : stringifyExactJson(value))
     .digest('hex');
 }
 

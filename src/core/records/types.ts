@@ -2,7 +2,11 @@
 export const RECORD_KINDS = ['user', 'session', 'event'] as const;
 export type RecordKind = (typeof RECORD_KINDS)[number];
 
-export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+/**
+ * A property value. `bigint` is an integer outside ±(2^53−1) as the client wrote it (see
+ * exact-json.ts); a safe integer is always a `number`.
+ */
+export type JsonValue = string | number | bigint | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 /** Free-form properties. Built on null-prototype objects so that `__proto__` is an ordinary key. */
 export type Properties = Record<string, JsonValue>;
 

@@ -7,6 +7,7 @@ import type { TrackedRecord } from '../../core/records/types';
 import type { TrackerResolver } from '../../ingest/resolver';
 import { privacyPlan, type PrivacyPlan } from '../../core/records/privacy';
 import { buildLiveEntry, redactEntry } from './live-entry';
+import { stringifyExactJson } from '../../core/records/exact-json';
 
 /** A subscriber gets each entry as the JSON text that went over Redis: SSE sends it as it is. */
 export type LiveListener = (entryJson: string) => void;
@@ -116,14 +117,14 @@ export class LiveFeed {
       (tracker) => {
         if (!tracker || !this.isWatched(tracker.id)) return;
         if (tracker.privacyRules.length > 0) redactEntry(entry, privacyPlan(tracker));
-        this.send(tracker.id, JSON.stringify(entry));
+        this.send(tracker.id, stringifyExactJson(entry));
       },
       () => undefined,
     );
   }
 
   private publish(trackerId: string, ctx: Context, records: readonly TrackedRecord[], duplicates: number, privacy: PrivacyPlan | undefined): void {
-    this.send(trackerId, JSON.stringify(buildLiveEntry(ctx, records, duplicates, privacy)));
+    this.send(trackerId, stringifyExactJson(buildLiveEntry(ctx, records, duplicates, privacy)));
   }
 
   private send(trackerId: string, entryJson: string): void {

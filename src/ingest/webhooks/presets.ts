@@ -22,7 +22,8 @@ export type Mapped = { kind: 'record'; fields: MappedFields } | { kind: 'challen
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : typeof v === 'number' && Number.isFinite(v) ? String(v) : undefined);
+/** An id as text: a bigint (an integer beyond 2^53, e.g. a Shopify id) keeps its digits. */
+const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : (typeof v === 'number' && Number.isFinite(v)) || typeof v === 'bigint' ? String(v) : undefined);
 const at = (o: unknown, ...path: string[]): unknown => path.reduce<unknown>((v, k) => (isObject(v) ? v[k] : undefined), o);
 
 /** RFC 6901: `/a/b~1c/0` reads a.["b/c"][0]; the empty pointer is the whole document. */
@@ -95,7 +96,7 @@ function preset(source: WebhookSource, d: Delivery): Mapped {
 
 function ruleValue(rule: MappingRule, d: Delivery): string | undefined {
   const raw = rule.header !== undefined ? d.headers[rule.header.toLowerCase()] : rule.pointer !== undefined ? readPointer(d.body, rule.pointer) : '';
-  const value = typeof raw === 'string' ? raw : typeof raw === 'number' || typeof raw === 'boolean' ? String(raw) : undefined;
+  const value = typeof raw === 'string' ? raw : typeof raw === 'number' || typeof raw === 'bigint' || typeof raw === 'boolean' ? String(raw) : undefined;
   if (value === undefined) return undefined;
   const whole = `${rule.prefix}${value}`;
   return whole === '' ? undefined : whole;

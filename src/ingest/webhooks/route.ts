@@ -7,6 +7,7 @@ import { readBodyBytes, parseBodyText } from '../read-body';
 import { dedupMember } from '../dedup';
 import { CLIENT_KEY_PATTERN, wellFormed } from '../../core/records/normalize';
 import { applyPrivacy, privacyPlan } from '../../core/records/privacy';
+import { holdsBigInt, parseExactJson } from '../../core/records/exact-json';
 import { nullProtoObject, type JsonValue, type Properties, type TrackedRecord } from '../../core/records/types';
 import type { SourceDelivery, SourceDeliveryLog } from '../../core/trackers/source-deliveries';
 import type { Tracker, WebhookSource } from '../../core/trackers/types';
@@ -54,7 +55,7 @@ function bodyOf(raw: Buffer, isForm: boolean): unknown {
   const payload = form.payload;
   if (typeof payload === 'string' && /^\s*[{[]/.test(payload)) {
     try {
-      form.payload = JSON.parse(payload) as unknown;
+      form.payload = parseExactJson(payload);
     } catch {
       // Not JSON after all: kept as the text it is.
     }
@@ -124,7 +125,7 @@ async function receive(deps: IngestDeps, ctx: Context, tracker: Tracker, source:
   const keyed = fields.id !== undefined && tracker.dedupWindowHours > 0;
   const wait = deps.rateLimiter.take(tracker.id, tracker.rateLimit, 1);
   if (wait > 0) throw new ApiError('ERR_RATE_LIMITED', undefined, undefined, { 'Retry-After': String(wait) });
-  const seen = await deps.writer.write(tracker.id, [record], keyed ? { windowHours: tracker.dedupWindowHours, members: [dedupMember('event', record.id)] } : undefined);
+  const seen = await deps.writer.write(tracker.id, [record], keyed ? { windowHours: tracker.dedupWindowHours, members: [dedupMember('event', record.id)] } : undefined, holdsBigInt(record.properties));
   const duplicate = seen?.[0] === true;
   if (duplicate) deps.metrics.recordsDuplicate.inc({ tracker: tracker.id, kind: 'event' });
   else deps.metrics.recordsAccepted.inc({ kind: 'event' });

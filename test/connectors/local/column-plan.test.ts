@@ -19,7 +19,7 @@ describe('planColumns', () => {
 
   it('widens an existing integer column on a fraction, and adds a new one directly as float', () => {
     const plan = planColumns([...base, { name: 'n', sqlType: 'BIGINT' }], [p({ n: 1.5, m: 1 }), p({ m: 2.5 })], 100);
-    expect(plan.widen).toEqual(['n']);
+    expect(plan.widen).toEqual([{ name: 'n', type: 'float' }]);
     expect(plan.add).toEqual([{ name: 'm', type: 'float' }]);
     expect(plan.columns.get('n')).toBe('float');
   });

@@ -75,3 +75,46 @@ it('counts calls per method', async () => {
   await table.insert([{ insertId: 'c', json: { id: 'c' } }], RAW);
   expect(env.fake.calls['tabledata.insertAll']).toBe(before + 1);
 });
+
+describe('integers beyond 2^53, as Google reads them', () => {
+  let wide: Table;
+  beforeEach(async () => {
+    [wide] = await env.client.dataset(env.dataset).createTable(`w${++n}`, { schema: { fields: [{ name: 'id', type: 'STRING' }, { name: 'n', type: 'INT64' }, { name: 'big', type: 'BIGNUMERIC' }, { name: 'doc', type: 'JSON' }] } });
+  });
+  const wideRows = () => env.fake.rows('tributary-test', env.dataset, wide.id!, 'id');
+
+  /** The request body as a client that writes exact JSON would send it: the real JavaScript client cannot. */
+  const insertText = (body: string) =>
+    fetch(`${env.fake.url}/bigquery/v2/projects/tributary-test/datasets/${env.dataset}/tables/${wide.id!}/insertAll`, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then(async (r) => ({ status: r.status, body: (await r.json()) as { insertErrors?: unknown } }));
+
+  it('takes INT64 and BIGNUMERIC as decimal strings, with every digit', async () => {
+    await wide.insert([{ insertId: 'a', json: { id: 'a', n: '-603851970716743426', big: '-98765432109876543210', doc: '{"k":603851970716743426}' } }], RAW);
+    expect(await wideRows()).toEqual([{ id: 'a', n: '-603851970716743426', big: '-98765432109876543210', doc: '{"k":603851970716743426}' }]);
+  });
+
+  it('reads a bare JSON number exactly, as Google does (only a JavaScript client would have rounded it)', async () => {
+    const res = await insertText('{"rows":[{"insertId":"b","json":{"id":"b","n":603851970716743426,"big":12345678901234567890}}]}');
+    expect(res).toMatchObject({ status: 200 });
+    expect(res.body.insertErrors).toBeUndefined();
+    expect(await wideRows()).toEqual([{ id: 'b', n: '603851970716743426', big: '12345678901234567890', doc: null }]);
+  });
+
+  it('refuses an INT64 beyond 64 bits, a fraction in this fake’s BIGNUMERIC, and a JSON number beyond INT64/UINT64', async () => {
+    const errors = await insertErrors(
+      wide.insert(
+        [
+          { insertId: '1', json: { id: '1', n: '9223372036854775808' } },
+          { insertId: '2', json: { id: '2', big: '1.5' } },
+          { insertId: '3', json: { id: '3', doc: '{"k":-98765432109876543210}' } },
+        ],
+        { ...RAW, skipInvalidRows: true },
+      ),
+    );
+    expect(errors).toEqual([
+      { index: 0, errors: [expect.objectContaining({ reason: 'invalid', location: 'n' })] },
+      { index: 1, errors: [expect.objectContaining({ reason: 'invalid', location: 'big' })] },
+      { index: 2, errors: [expect.objectContaining({ reason: 'invalid', location: 'doc', message: expect.stringContaining('loss of precision') })] },
+    ]);
+    expect(await wideRows()).toEqual([]);
+  });
+});

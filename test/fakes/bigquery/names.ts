@@ -34,9 +34,11 @@ const TYPE_NAMES: Readonly<Record<string, string>> = {
   BOOLEAN: 'BOOLEAN',
   TIMESTAMP: 'TIMESTAMP',
   JSON: 'JSON',
+  BIGNUMERIC: 'BIGNUMERIC',
+  BIGDECIMAL: 'BIGNUMERIC',
 };
 
-/** The types this fake stores. Others (RECORD, NUMERIC, DATE…) are refused rather than faked badly. */
+/** The types this fake stores (BIGNUMERIC: whole numbers only). Others (RECORD, NUMERIC, DATE…) are refused rather than faked badly. */
 export function canonicalType(type: unknown): string {
   const name = typeof type === 'string' ? TYPE_NAMES[type.toUpperCase()] : undefined;
   if (!name) throw invalid(`Unsupported field type in this fake: ${String(type)}`);
@@ -50,6 +52,8 @@ export const DUCKDB_TYPE: Readonly<Record<string, string>> = {
   BOOLEAN: 'BOOLEAN',
   TIMESTAMP: 'TIMESTAMPTZ',
   JSON: 'JSON',
+  // Whole numbers only, up to 38 digits: see toBigNumeric in values.ts.
+  BIGNUMERIC: 'DECIMAL(38,0)',
 };
 
 export type FieldMode = 'NULLABLE' | 'REQUIRED' | 'REPEATED';

@@ -67,6 +67,7 @@ function bigQueryType(type: DuckDBType): string {
   if (type.alias === 'JSON') return 'JSON';
   if (/^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT)$/.test(name)) return 'INTEGER';
   if (/^(FLOAT|DOUBLE)$/.test(name)) return 'FLOAT';
+  if (name === 'DECIMAL(38,0)') return 'BIGNUMERIC';
   if (name.startsWith('DECIMAL')) return 'NUMERIC';
   if (name === 'BOOLEAN') return 'BOOLEAN';
   if (name.startsWith('TIMESTAMP')) return 'TIMESTAMP';

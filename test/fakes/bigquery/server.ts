@@ -6,6 +6,7 @@ import { Engine, tableRef } from './engine';
 import { errorBody, FakeApiError } from './errors';
 import { Faults } from './faults';
 import { payloadTooLarge } from './insert-all';
+import { parseExactJson } from '../../../src/core/records/exact-json';
 
 export interface BigQueryFakeOptions {
   /** Table metadata updates allowed per table per window. Default Google's: 5 per 10 s. */
@@ -104,7 +105,8 @@ export async function startBigQueryFake(options: BigQueryFakeOptions = {}): Prom
     if (raw === 'too-large') return send(res, 400, errorBody(payloadTooLarge(maxBytes)));
     let body: Record<string, unknown> = {};
     try {
-      body = raw.length > 0 ? (JSON.parse(raw.toString('utf8')) as Record<string, unknown>) : {};
+      // Google reads JSON numbers exactly (a 64-bit integer sent as a bare number keeps its digits); only a JavaScript client rounds them.
+      body = raw.length > 0 ? (parseExactJson(raw.toString('utf8')) as Record<string, unknown>) : {};
     } catch {
       return send(res, 400, errorBody(new FakeApiError(400, 'parseError', 'Parse Error')));
     }

@@ -1,9 +1,12 @@
+import { parseExactJson, stringifyExactJson } from '../../../src/core/records/exact-json';
+
 /**
  * Conversions of JSON values into column values, as tabledata.insertAll and query parameters
  * accept them: numbers or their decimal text for INTEGER and FLOAT, `true`/`false` (or their text)
  * for BOOLEAN, RFC 3339 / `YYYY-MM-DD HH:MM[:SS[.ffffff]]` text or epoch seconds for TIMESTAMP,
- * JSON text (or an inline JSON value) for JSON. A conversion that fails throws a `ValueError`
- * with the message BigQuery gives.
+ * JSON text (or an inline JSON value) for JSON, whole numbers or their decimal text for BIGNUMERIC.
+ * The request body is read exactly, so an integer beyond 2^53 arrives here as a bigint, as Google
+ * sees it. A conversion that fails throws a `ValueError` with the message BigQuery gives.
  */
 export class ValueError extends Error {}
 
@@ -16,11 +19,22 @@ const TIMESTAMP = /^(\d{4})[-/](\d{1,2})[-/](\d{1,2})(?:[T ](\d{1,2}):(\d{2})(?:
 
 function toInteger(value: unknown): bigint {
   if (typeof value === 'number' && Number.isInteger(value)) return BigInt(value);
+  if (typeof value === 'bigint' && value >= INT64_MIN && value <= INT64_MAX) return value;
   if (typeof value === 'string' && /^[+-]?\d+$/.test(value.trim())) {
     const n = BigInt(value.trim());
     if (n >= INT64_MIN && n <= INT64_MAX) return n;
   }
   throw new ValueError(`Cannot convert value to integer (bad value): ${render(value)}`);
+}
+
+/** DuckDB's widest DECIMAL has 38 digits; BIGNUMERIC goes to ~5.8e38 with 38 fraction digits. This fake keeps whole numbers of up to 38 digits, as decimal text. */
+const BIGNUMERIC_DIGITS = /^[+-]?\d{1,38}$/;
+
+function toBigNumeric(value: unknown): string {
+  const text = typeof value === 'bigint' || (typeof value === 'number' && Number.isSafeInteger(value)) ? String(value) : typeof value === 'string' ? value.trim() : undefined;
+  if (text !== undefined && BIGNUMERIC_DIGITS.test(text)) return BigInt(text).toString();
+  if (text !== undefined && /^[+-]?\d*\.\d+$/.test(text)) throw new ValueError(`This fake stores whole BIGNUMERIC values only: ${render(value)}`);
+  throw new ValueError(`Invalid BIGNUMERIC value: ${render(value)}`);
 }
 
 function toFloat(value: unknown): number {
@@ -64,14 +78,36 @@ export function microsToIso(micros: bigint): string {
   return `${new Date(ms).toISOString().slice(0, -1)}${sub.toString().padStart(3, '0')}Z`;
 }
 
-function toJson(value: unknown): string {
-  if (typeof value !== 'string') return JSON.stringify(value);
-  try {
-    JSON.parse(value);
-    return value;
-  } catch (err) {
-    throw new ValueError(`Invalid JSON: ${(err as Error).message}`);
+const UINT64_MAX = 2n ** 64n - 1n;
+
+/** A whole number the JSON type cannot store as INT64 or UINT64, at any depth. */
+function wideNumber(value: unknown): bigint | undefined {
+  if (typeof value === 'bigint') return value < INT64_MIN || value > UINT64_MAX ? value : undefined;
+  if (value === null || typeof value !== 'object') return undefined;
+  for (const item of Object.values(value)) {
+    const wide = wideNumber(item);
+    if (wide !== undefined) return wide;
   }
+  return undefined;
+}
+
+/**
+ * JSON stores numbers as INT64, UINT64 or FLOAT64 and refuses, by default, one it cannot store
+ * without losing precision (https://cloud.google.com/bigquery/docs/json-data, wide_number_mode).
+ * Only whole numbers are checked here.
+ */
+function toJson(value: unknown): string {
+  let parsed: unknown = value;
+  if (typeof value === 'string') {
+    try {
+      parsed = parseExactJson(value);
+    } catch (err) {
+      throw new ValueError(`Invalid JSON: ${(err as Error).message}`);
+    }
+  }
+  const wide = wideNumber(parsed);
+  if (wide !== undefined) throw new ValueError(`Invalid JSON: the number ${wide} cannot be stored in JSON without loss of precision`);
+  return typeof value === 'string' ? value : stringifyExactJson(value);
 }
 
 function toText(value: unknown): string {
@@ -79,7 +115,7 @@ function toText(value: unknown): string {
   throw new ValueError(`Cannot convert value to string: ${render(value)}`);
 }
 
-const render = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value) ?? String(value)).slice(0, 100);
+const render = (value: unknown): string => (typeof value === 'string' ? value : stringifyExactJson(value) ?? String(value)).slice(0, 100);
 
 /** Converts one JSON value to the cell of a column of `type` (a canonical type name). */
 export function toCell(type: string, value: unknown): Cell {
@@ -97,6 +133,8 @@ export function toCell(type: string, value: unknown): Cell {
       return toTimestamp(value);
     case 'JSON':
       return toJson(value);
+    case 'BIGNUMERIC':
+      return toBigNumeric(value);
     default:
       throw new ValueError(`Unsupported type ${type}`);
   }

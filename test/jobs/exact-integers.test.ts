@@ -1,0 +1,111 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { PermanentError, RetryableError } from '../../connectors/errors';
+import { ConnectorRegistry } from '../../connectors/registry';
+import { DeadLetterStore } from '../../jobs/dead-letters';
+import { ingestJobData, recordTexts } from '../../jobs/ingest-job';
+import { deliveryKeys } from '../../jobs/keys';
+import { Spool } from '../../jobs/spool';
+import { entryFields, entryRecords } from '../../jobs/stream-entries';
+import { startWorkerRuntime, type WorkerRuntime } from '../../jobs/worker-runtime';
+import { parseExactJson } from '../../src/core/records/exact-json';
+import { createLogger } from '../../src/core/logger';
+import type { TrackedRecord } from '../../src/core/records/types';
+import { startTestApi, type TestApi } from '../helpers/api';
+import { createMemoryConnector, memoryDestination } from '../helpers/memory-connector';
+import { TEST_REDIS_URL } from '../helpers/redis';
+import { waitFor } from '../helpers/wait';
+
+const PROPS = { id: 603851970716743426n, wide: -98765432109876543210n, list: [1, 12345678901234567890n], deep: { n: -603851970716743426n }, small: 3 };
+
+describe('the ingest job', () => {
+  const record = (properties: TrackedRecord['properties']): TrackedRecord => ({ kind: 'event', id: randomUUID(), receivedAt: '2026-11-25T00:00:00.000Z', event: 'e', properties });
+
+  it('survives JSON.stringify and JSON.parse (what BullMQ does to job data) with every digit', () => {
+    const records = [record({ plain: 1 }), record({ ...PROPS })];
+    const data = JSON.parse(JSON.stringify(ingestJobData('trk', records, true))) as ReturnType<typeof ingestJobData>;
+    expect(Object.keys(data.exact ?? {})).toEqual(['1']);
+    // A reader that ignores `exact` finds the digits as strings, never a rounded number.
+    expect(data.records[1]!.properties).toEqual({ id: '603851970716743426', wide: '-98765432109876543210', list: [1, '12345678901234567890'], deep: { n: '-603851970716743426' }, small: 3 });
+    expect(recordTexts(data).map((t) => parseExactJson(t))).toEqual(records);
+    expect(recordTexts(data, new Set([0])).map((t) => parseExactJson(t))).toEqual([records[1]]);
+  });
+
+  it('is the plain shape when no record holds such an integer', () => {
+    const records = [record({ n: 1 })];
+    expect(ingestJobData('trk', records, true)).toEqual({ trackerId: 'trk', records });
+    expect(ingestJobData('trk', records, false, 'tok')).toEqual({ trackerId: 'trk', records, dedup: 'tok' });
+  });
+});
+
+describe('a compressed block and the disk spool', () => {
+  const record = (properties: TrackedRecord['properties']): TrackedRecord => ({ kind: 'event', id: randomUUID(), receivedAt: '2026-11-25T00:00:00.000Z', event: 'e', properties });
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'tributary-exact-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('give back every digit: job → block (as the router writes it) → spool frame → record', async () => {
+    const records = [record({ plain: 1 }), record({ ...PROPS }), record({ text: 'tab\tand 603851970716743426' })];
+    const data = JSON.parse(JSON.stringify(ingestJobData('trk', records, true))) as ReturnType<typeof ingestJobData>;
+    const block = entryRecords('1700-5', entryFields(recordTexts(data)));
+    expect(block.map((r) => parseExactJson(r.json))).toEqual(records);
+
+    // The spiller moves a block's records to the disk as their texts, unchanged.
+    const spool = await Spool.open(dir, null, '0-0');
+    await spool.append(block.map(({ id, json }) => ({ id, json })));
+    const back = await spool.readAfter('0-0', 10);
+    await spool.close();
+    expect(back.map((e) => e.id)).toEqual(['1700-5#0', '1700-5#1', '1700-5#2']);
+    expect(back.map((e) => parseExactJson(e.json))).toEqual(records);
+    expect(back[1]!.json).toContain('"wide":-98765432109876543210');
+  });
+});
+
+describe('delivery: retries, dead letters and replay', () => {
+  const FAST = { discoverIntervalMs: 50, leaseMs: 2000, delivery: { backoff: { baseMs: 10, maxMs: 50 }, maxRecordAttempts: 3, configRecheckMs: 100, pollMs: 100, writeTimeoutMs: 30_000 } };
+  const name = `exact-${randomUUID()}`;
+  let api: TestApi;
+  let worker: WorkerRuntime;
+
+  beforeAll(async () => {
+    api = await startTestApi({}, { destinations: [{ id: 'm', type: 'memory', enabled: true, settings: { name } }] });
+    worker = await startWorkerRuntime(api.config, TEST_REDIS_URL, new ConnectorRegistry([createMemoryConnector() as never]), createLogger('silent'), FAST);
+  });
+  afterAll(async () => {
+    await worker.close();
+    await api.close();
+  });
+
+  it('hands the connector the same digits on every attempt, in the dead letter, and after replay', async () => {
+    const dest = memoryDestination(name);
+    const res = await api.http
+      .post('/v3/event')
+      .set('Authorization', `Tracker ${api.token}`)
+      .set('Content-Type', 'application/json')
+      .send('{"_event":"big","_uid":-12345678901234567890,"id":603851970716743426,"wide":-98765432109876543210,"list":[1,12345678901234567890],"deep":{"n":-603851970716743426},"small":3}');
+    expect(res.status).toBe(202);
+    const id: string = res.body.id;
+    const seen: unknown[] = [];
+    dest.recordFaults.set(id, (attempt) => {
+      seen.push(attempt);
+      return attempt < 3 ? { status: 'retry', error: new RetryableError('later') } : { status: 'failed', error: new PermanentError('refused', { status: 400 }) };
+    });
+    const dlq = new DeadLetterStore(api.runtime.redis, deliveryKeys(api.prefix, { trackerId: api.tracker.id, destinationId: 'm' }));
+    const [letter] = await waitFor(async () => {
+      const list = await dlq.list();
+      return list.length === 1 ? list : undefined;
+    }, { message: 'dead letter', timeoutMs: 15_000 });
+    expect(seen).toHaveLength(3);
+    expect(letter!.record).toMatchObject({ id, uid: '-12345678901234567890', properties: PROPS });
+
+    dest.recordFaults.delete(id);
+    expect(await dlq.replay()).toBe(1);
+    const delivered = await waitFor(() => dest.events.get(id), { message: 'replayed record delivered', timeoutMs: 15_000 });
+    expect(delivered.properties).toEqual(PROPS);
+    expect(delivered.uid).toBe('-12345678901234567890');
+  });
+});
