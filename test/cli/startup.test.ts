@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { TrackerStore } from '../../src/core/trackers/store';
@@ -18,6 +18,7 @@ const redis = new Redis(TEST_REDIS_URL);
 const store = new TrackerStore(redis, prefix);
 const cli = cliRunner(prefix);
 const HOOK = path.join(__dirname, 'record-loaded-modules.cjs');
+const COUNT_CONNECTIONS = path.join(__dirname, 'count-connections.cjs');
 
 beforeAll(async () => {
   await seedTracker(store, 'lazy', [{ id: 'wh', type: 'local' }]);
@@ -60,4 +61,20 @@ test('a command that tests a local destination loads DuckDB, and only it', async
   const loaded = await packagesLoadedBy(['destinations', 'test', 'lazy', 'wh']);
   expect(loaded).toContain('@duckdb/node-api');
   expect(HEAVY.filter((name) => loaded.has(name) && !name.startsWith('@duckdb/'))).toEqual([]);
+});
+
+/** The TCP connections a CLI call opened. */
+async function connectionsOpenedBy(args: string[], env: Record<string, string> = {}): Promise<number> {
+  const file = path.join(cli.dataDir, `connections-${args.join('-')}.txt`);
+  const r = await cli.run(args, { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${COUNT_CONNECTIONS}`, CONNECTIONS_FILE: file, ...env });
+  expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+  return Number(readFileSync(file, 'utf8'));
+}
+
+test('a command opens one Redis connection, with REDIS_URL or with a running embedded Redis', async () => {
+  expect(await connectionsOpenedBy(['trackers', 'show', 'lazy'])).toBe(1);
+  // The embedded Redis of a running `npm start` is found by the URL it leaves under DATA_DIR; here that URL is the test Redis.
+  mkdirSync(path.join(cli.dataDir, 'redis'), { recursive: true });
+  writeFileSync(path.join(cli.dataDir, 'redis', 'url'), `${TEST_REDIS_URL}\n`);
+  expect(await connectionsOpenedBy(['trackers', 'show', 'lazy'], { REDIS_URL: '' })).toBe(1);
 });
