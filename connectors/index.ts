@@ -1,11 +1,15 @@
-import { googleSheetsConnector } from './google-sheets';
-import { bigqueryConnector } from './bigquery';
-import { localConnector } from './local';
 import { ConnectorRegistry } from './registry';
 import type { Connector } from './types';
 
+// `require` rather than `import`: a connector's module is loaded when the registry first hands it
+// out (see LazyConnector), so that the CLI's commands that write nowhere start without DuckDB,
+// googleapis and the BigQuery client. Synchronous, so `ConnectorRegistry.get` stays synchronous.
+
 /** Every connector Tributary ships, by destination type. */
 export function createDefaultRegistry(): ConnectorRegistry {
-  const connectors: Connector[] = [localConnector as Connector, googleSheetsConnector as Connector, bigqueryConnector as Connector];
-  return new ConnectorRegistry(connectors);
+  return new ConnectorRegistry([
+    { type: 'local', load: () => (require('./local') as typeof import('./local')).localConnector as Connector },
+    { type: 'google-sheets', load: () => (require('./google-sheets') as typeof import('./google-sheets')).googleSheetsConnector as Connector },
+    { type: 'bigquery', load: () => (require('./bigquery') as typeof import('./bigquery')).bigqueryConnector as Connector },
+  ]);
 }

@@ -24,7 +24,7 @@ export async function runClusterPrimary(role: 'all' | 'api', config: Readonly<Co
   let children: ApiChildren | undefined;
   let worker: WorkerRuntime | undefined;
   try {
-    const registry = createDefaultRegistry();
+    const registry = createDefaultRegistry().loadAll();
     const token = await resolveAdminToken(config, logger);
     // Commands wait for the connection (as the API's queue waits for Redis in one-process mode).
     const commands = createRedis(redis.url, 'worker');
@@ -59,7 +59,7 @@ export async function runClusterChild(config: Readonly<Config>, logger: Logger):
   if (!config.redisUrl || !config.adminToken) throw new Error('an API process of cluster mode gets REDIS_URL and ADMIN_TOKEN from its primary');
   const metrics = createMetrics();
   const hostMetrics = createHostMetricsClient(metrics.registry);
-  const api = createApiRuntime(config, config.redisUrl, logger, metrics, { token: config.adminToken, registry: createDefaultRegistry() }, hostMetrics);
+  const api = createApiRuntime(config, config.redisUrl, logger, metrics, { token: config.adminToken, registry: createDefaultRegistry().loadAll() }, hostMetrics);
   await api.queue.waitUntilReady();
   const server = await listenApi(api.app, config);
   exitOnStopSignal(logger, config.shutdownTimeoutMs, async () => {

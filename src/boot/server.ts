@@ -22,7 +22,8 @@ function parseRole(arg: string | undefined): Role {
 async function runOneProcess(role: Role, config: Readonly<Config>, logger: Logger): Promise<void> {
   const redis = await ensureRedis(config.redisUrl, config.dataDir);
   if (redis.owned) logger.info({ url: redis.url, dir: `${config.dataDir}/redis` }, 'started the embedded redis-server (append-only persistence on)');
-  const registry = createDefaultRegistry();
+  // Connectors load at start, not in the first request or delivery that needs one.
+  const registry = createDefaultRegistry().loadAll();
 
   let api: ApiRuntime | undefined;
   let server: ApiServer | undefined;

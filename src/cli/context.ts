@@ -64,14 +64,23 @@ async function connect(url: string, fromEnv: boolean): Promise<Redis> {
 /** Opens Redis, runs `fn`, and closes Redis whatever happened. */
 export async function withContext<T>(fn: (ctx: CliContext) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  // Without REDIS_URL the CLI talks to the server's embedded Redis, or starts it for the command's duration.
-  const endpoint = await ensureRedis(config.redisUrl, config.dataDir).catch((err: Error) => {
+  // Without REDIS_URL the CLI talks to the server's embedded Redis, or starts it for the command's
+  // duration; whether it answers is checked with the connection the command then uses.
+  let probed: Redis | undefined;
+  const probe = async (url: string): Promise<boolean> => {
+    probed = await connect(url, false).catch(() => undefined);
+    return probed !== undefined;
+  };
+  const endpoint = await ensureRedis(config.redisUrl, config.dataDir, probe).catch((err: Error) => {
+    probed?.disconnect();
     throw new CliError(err.message);
   });
-  const redis = await connect(endpoint.url, config.redisUrl !== undefined).catch(async (err: unknown) => {
-    await endpoint.stop();
-    throw err;
-  });
+  const redis =
+    probed ??
+    (await connect(endpoint.url, config.redisUrl !== undefined).catch(async (err: unknown) => {
+      await endpoint.stop();
+      throw err;
+    }));
   const store = new TrackerStore(redis, config.redisPrefix);
   // stdout carries the command's output, so connector logs go to stderr, and only warnings and worse.
   const logger = createLogger('warn', pino.destination({ fd: 2, sync: true }));

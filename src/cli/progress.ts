@@ -1,4 +1,4 @@
-import { Presets, SingleBar } from 'cli-progress';
+import type { SingleBar } from 'cli-progress';
 
 export interface Progress {
   update(done: number, total: number): void;
@@ -17,6 +17,8 @@ export function createProgress(label: string, stream: NodeJS.WritableStream & { 
     update(done, total) {
       if (!bar) {
         if (stream.isTTY !== true || done >= total) return;
+        // Loaded only when a bar is drawn: most commands never draw one.
+        const { Presets, SingleBar } = require('cli-progress') as typeof import('cli-progress');
         bar = new SingleBar({ stream, format: `${label} [{bar}] {percentage}% | {value}/{total} | ETA {eta_formatted}`, etaBuffer: 20 }, Presets.shades_classic);
         bar.start(total, done);
         return;

@@ -1,5 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { webhookUrl } from '../ingest/webhooks/route';
+import { webhookUrl } from '../ingest/webhooks/webhook-url';
 import { SOURCE_TYPES, type WebhookSource } from '../core/trackers/types';
 import { withContext } from './context';
 import { json, table } from './render';

@@ -1,12 +1,20 @@
 import type { Redis } from 'ioredis';
 import { RetryableError } from '../../connectors/errors';
-import { exportWarehouse, LocalSettingsSchema, queryWarehouse, WarehouseMissingError, warehouseFile, type ExportedFile, type ExportFormat, type QueryResult } from '../../connectors/local';
+import { LocalSettingsSchema, warehouseFile } from '../../connectors/local/config';
+import type { ExportedFile, ExportFormat, QueryResult } from '../../connectors/local/query';
 import { errorMessage } from '../../connectors/local/duckdb-errors';
 import { DeadLetterStore } from '../../jobs/dead-letters';
 import { DestinationStatusStore, type DestinationStatus } from '../../jobs/destination-status';
 import { deliveryKeys, trackerBacklogKey } from '../../jobs/keys';
 import type { DestinationService } from './destination-service';
 import { describeIssues, type Destination } from '../core/trackers/types';
+
+type WarehouseReads = typeof import('../../connectors/local/query');
+
+/** Loaded by the warehouse reads only: DuckDB takes about 100 ms to load, which a CLI command that reads Redis alone should not pay. */
+function warehouseReads(): WarehouseReads {
+  return require('../../connectors/local/query') as WarehouseReads;
+}
 
 export type DeliveryAdminErrorCode = 'NO_LOCAL_DESTINATION' | 'SEVERAL_LOCAL_DESTINATIONS' | 'NOT_LOCAL' | 'INVALID_SETTINGS' | 'NO_WAREHOUSE_YET' | 'WAREHOUSE_BUSY' | 'WAREHOUSE_FAILED';
 
@@ -73,12 +81,12 @@ export class DeliveryAdmin {
   /** `maxRows` caps what is read (the console shows a screenful); the CLI reads everything. */
   async query(trackerId: string, sql: string, destinationId?: string, maxRows?: number): Promise<QueryResult> {
     const file = await this.warehouseFile(trackerId, destinationId);
-    return this.onWarehouse(() => queryWarehouse(file, sql, { maxRows }));
+    return this.onWarehouse(() => warehouseReads().queryWarehouse(file, sql, { maxRows }));
   }
 
   async export(trackerId: string, format: ExportFormat, outDir: string, destinationId?: string): Promise<ExportedFile[]> {
     const file = await this.warehouseFile(trackerId, destinationId);
-    return this.onWarehouse(() => exportWarehouse(file, format, outDir));
+    return this.onWarehouse(() => warehouseReads().exportWarehouse(file, format, outDir));
   }
 
   /** The file of the tracker's `local` destination: the one named, or the only one there is. */
@@ -103,7 +111,7 @@ export class DeliveryAdmin {
       return await fn();
     } catch (err) {
       // DuckDB's errors may come from another realm (jest), where `instanceof Error` fails.
-      const code = err instanceof WarehouseMissingError ? 'NO_WAREHOUSE_YET' : err instanceof RetryableError ? 'WAREHOUSE_BUSY' : 'WAREHOUSE_FAILED';
+      const code = err instanceof warehouseReads().WarehouseMissingError ? 'NO_WAREHOUSE_YET' : err instanceof RetryableError ? 'WAREHOUSE_BUSY' : 'WAREHOUSE_FAILED';
       throw new DeliveryAdminError(code, errorMessage(err));
     }
   }

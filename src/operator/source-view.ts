@@ -1,4 +1,4 @@
-import { webhookUrl } from '../ingest/webhooks/route';
+import { webhookUrl } from '../ingest/webhooks/webhook-url';
 import type { WebhookSource } from '../core/trackers/types';
 
 /**

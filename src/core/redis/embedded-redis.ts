@@ -49,8 +49,11 @@ export function freePort(): Promise<number> {
  * The Redis that Tributary uses: `REDIS_URL` when set; otherwise the embedded one under
  * `DATA_DIR/redis` — reused when already running (its URL is in `DATA_DIR/redis/url`), else started
  * here with append-only persistence (fsync every second, Redis's own recommendation).
+ *
+ * `probe` tells whether a URL answers (default: a throwaway connection that pings); a caller that
+ * probes with the connection it goes on to use opens one connection instead of two.
  */
-export async function ensureRedis(redisUrl: string | undefined, dataDir: string): Promise<RedisEndpoint> {
+export async function ensureRedis(redisUrl: string | undefined, dataDir: string, probe: (url: string) => Promise<boolean> = answersPing): Promise<RedisEndpoint> {
   const noop = async () => undefined;
   if (redisUrl) return { url: redisUrl, owned: false, stop: noop };
 
@@ -59,7 +62,7 @@ export async function ensureRedis(redisUrl: string | undefined, dataDir: string)
   mkdirSync(dir, { recursive: true });
   try {
     const url = readFileSync(urlFile, 'utf8').trim();
-    if (await answersPing(url)) return { url, owned: false, stop: noop };
+    if (await probe(url)) return { url, owned: false, stop: noop };
   } catch {
     // No running embedded Redis: start one below.
   }
@@ -74,7 +77,7 @@ export async function ensureRedis(redisUrl: string | undefined, dataDir: string)
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const deadline = Date.now() + 10_000;
-  while (!(await answersPing(url))) {
+  while (!(await probe(url))) {
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL');
       let log = '';

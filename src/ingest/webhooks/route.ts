@@ -13,6 +13,7 @@ import type { SourceDelivery, SourceDeliveryLog } from '../../core/trackers/sour
 import type { Tracker, WebhookSource } from '../../core/trackers/types';
 import { deliveryKey, eventTime, mapDelivery, type Delivery } from './presets';
 import { verifyDelivery, type Headers, type SignatureFailure } from './verify';
+import { WEBHOOK_PATH } from './webhook-url';
 
 export interface WebhookDeps extends IngestDeps {
   /** Where each delivery's verdict is kept for the console; none: not kept. */
@@ -27,13 +28,6 @@ class WebhookSignatureError extends ApiError {
   ) {
     super('ERR_WEBHOOK_SIGNATURE', `${reason}: ${message}.`);
   }
-}
-
-/** The path a source's sender posts to; the URL names the source, its signature proves the sender. */
-export const WEBHOOK_PATH = '/v3/webhooks/:tracker/:source';
-
-export function webhookUrl(publicUrl: string, trackerId: string, sourceId: string): string {
-  return `${publicUrl}/v3/webhooks/${encodeURIComponent(trackerId)}/${encodeURIComponent(sourceId)}`;
 }
 
 function headersOf(ctx: Context): Headers {
