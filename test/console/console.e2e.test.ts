@@ -286,8 +286,9 @@ suite('console in a browser', () => {
     expect(errorId).toBeDefined();
     // The message as the server wrote it, without the field path in front (the field says which).
     await expect(page.locator(`[id="${errorId}"]`).textContent()).resolves.toBe('a spreadsheet id is the part of the URL between /d/ and /edit');
-    // Focus moved to the field at fault.
-    await expect(page.evaluate<string | undefined>('document.activeElement?.id')).resolves.toBe(await spreadsheetId.getAttribute('id'));
+    // Focus moved to the field at fault (the console moves it once the error has rendered).
+    const fieldId = await spreadsheetId.getAttribute('id');
+    await page.waitForFunction(`document.activeElement?.id === ${JSON.stringify(fieldId)}`, undefined, { timeout: 5000 });
     await shot('07-destination-invalid');
 
     // A well-formed destination whose endpoint refuses connections: saved, then its test fails.
@@ -364,6 +365,8 @@ suite('console in a browser', () => {
 
     await tab('Integration').click();
     const listed = page.getByRole('region', { name: 'Personal data' });
+    // The Settings tab's section of the same name may still be on the page for a moment.
+    await listed.getByRole('row').filter({ hasText: 'stored as first character' }).waitFor();
     await expect(listed.getByRole('row').filter({ hasText: 'email' }).textContent()).resolves.toMatch(/emailmask-emailstored as first character \+ \*\*\*@ \+ domain/);
 
     const sent = await fetch(`${base}/v3/event`, { method: 'POST', headers: { Authorization: `Tracker ${token}` }, body: JSON.stringify({ _event: 'masked', email: 'grace.hopper@example.com' }) });
