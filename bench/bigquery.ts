@@ -131,7 +131,7 @@ async function main(): Promise<void> {
 async function serveApi(): Promise<void> {
   const config = loadConfig({ REDIS_PREFIX: process.env.BENCH_PREFIX!, LOG_LEVEL: 'warn' });
   const runtime = createApiRuntime(config, REDIS_URL, createLogger('warn'));
-  await runtime.queue.waitUntilReady();
+  await runtime.ready();
   const token = generateToken();
   await runtime.store.save(TrackerSchema.parse({ id: 'bench', name: 'bench', tokens: [{ token }], destinations: [{ id: 'bq', type: 'bigquery', settings: JSON.parse(process.env.BENCH_SETTINGS!) }] }));
   const server = createServer(runtime.app.callback()).listen(0, '127.0.0.1');

@@ -35,9 +35,23 @@ for i = 1, #ARGV do
 end
 return moved`;
 
-/** A Redis stream id (`<ms>-<seq>`): checked before use, so a typo reads as a clear refusal rather than a Redis error. */
+/**
+ * A dead letter's id: its Redis stream id (`<ms>-<seq>`), with `:p<n>` after it for a tracker
+ * partition past 0. Checked before use, so a typo reads as a clear refusal rather than a Redis error.
+ */
 export function isDeadLetterEntryId(value: string): boolean {
-  return /^\d+-\d+$/.test(value);
+  return /^\d+-\d+(:p[1-9]\d*)?$/.test(value);
+}
+
+/** What an operator does with a destination's dead letters, whatever its partitions. */
+export interface DeadLetters {
+  count(): Promise<number>;
+  /** Oldest first; `after` is an entry id to page from (exclusive). */
+  list(count?: number, after?: string): Promise<DeadLetter[]>;
+  /** Sends entries back for delivery (all when `entryIds` is omitted); reports progress. */
+  replay(entryIds?: readonly string[], onProgress?: (done: number, total: number) => void): Promise<number>;
+  /** Drops entries for good (all when `entryIds` is omitted). */
+  discard(entryIds?: readonly string[], onProgress?: (done: number, total: number) => void): Promise<number>;
 }
 
 function fieldsToObject(fields: string[]): Record<string, string> {
@@ -47,7 +61,7 @@ function fieldsToObject(fields: string[]): Record<string, string> {
 }
 
 /** The per-destination store of records a destination refused for good. */
-export class DeadLetterStore {
+export class DeadLetterStore implements DeadLetters {
   constructor(
     private readonly redis: Redis,
     private readonly keys: Pick<DeliveryKeys, 'deadLetters' | 'stream' | 'queued'>,
@@ -68,8 +82,16 @@ export class DeadLetterStore {
   }
 
   /** Oldest first; `after` is an entry id to page from (exclusive). */
-  async list(count = 100, after?: string): Promise<DeadLetter[]> {
-    const start = after ? `(${after}` : '-';
+  list(count = 100, after?: string): Promise<DeadLetter[]> {
+    return this.read(count, after ? `(${after}` : '-');
+  }
+
+  /** Oldest first, from `streamId` (inclusive). */
+  listFrom(count: number, streamId: string): Promise<DeadLetter[]> {
+    return this.read(count, streamId);
+  }
+
+  private async read(count: number, start: string): Promise<DeadLetter[]> {
     const entries = await this.redis.xrange(this.keys.deadLetters, start, '+', 'COUNT', count);
     return entries.map(([entryId, fields]) => {
       const f = fieldsToObject(fields);
@@ -110,6 +132,80 @@ export class DeadLetterStore {
       const page = await this.redis.xrange(this.keys.deadLetters, '-', last, 'COUNT', chunk);
       if (page.length === 0) break;
       done += await apply(page.map(([id]) => id));
+      onProgress?.(done, total);
+    }
+    return done;
+  }
+}
+
+/** A partition's dead-letter id: the stream id, and the partition past 0. */
+function splitEntryId(id: string): { streamId: string; partition: number } {
+  const at = id.indexOf(':p');
+  return at < 0 ? { streamId: id, partition: 0 } : { streamId: id.slice(0, at), partition: Number(id.slice(at + 2)) };
+}
+
+const joinEntryId = (streamId: string, partition: number) => (partition === 0 ? streamId : `${streamId}:p${partition}`);
+
+/** Stream ids compare by their (ms, seq) numbers. */
+function compareStreamIds(a: string, b: string): number {
+  const [am, as] = a.split('-').map(BigInt) as [bigint, bigint];
+  const [bm, bs] = b.split('-').map(BigInt) as [bigint, bigint];
+  return am !== bm ? (am < bm ? -1 : 1) : as === bs ? 0 : as < bs ? -1 : 1;
+}
+
+/**
+ * The dead letters of a destination of a partitioned tracker, one store per partition, seen as one:
+ * listed in (time, partition) order, with each entry id naming its partition (`<ms>-<seq>:p<n>`).
+ */
+export class PartitionedDeadLetters implements DeadLetters {
+  constructor(private readonly stores: readonly DeadLetterStore[]) {}
+
+  async count(): Promise<number> {
+    return (await Promise.all(this.stores.map((s) => s.count()))).reduce((a, b) => a + b, 0);
+  }
+
+  async list(count = 100, after?: string): Promise<DeadLetter[]> {
+    const from = after === undefined ? undefined : splitEntryId(after);
+    const pages = await Promise.all(
+      this.stores.map(async (store, partition) => {
+        // Past `after` in (time, partition) order: the same time counts only in a later partition.
+        const page = from === undefined ? await store.list(count) : partition > from.partition ? await store.listFrom(count, from.streamId) : await store.list(count, from.streamId);
+        return page.map((letter) => ({ letter, partition }));
+      }),
+    );
+    return pages
+      .flat()
+      .sort((a, b) => compareStreamIds(a.letter.entryId, b.letter.entryId) || a.partition - b.partition)
+      .slice(0, count)
+      .map(({ letter, partition }) => ({ ...letter, entryId: joinEntryId(letter.entryId, partition) }));
+  }
+
+  replay(entryIds?: readonly string[], onProgress?: (done: number, total: number) => void): Promise<number> {
+    return this.each(entryIds, onProgress, (store, ids, progress) => store.replay(ids, progress));
+  }
+
+  discard(entryIds?: readonly string[], onProgress?: (done: number, total: number) => void): Promise<number> {
+    return this.each(entryIds, onProgress, (store, ids, progress) => store.discard(ids, progress));
+  }
+
+  /** Applies `move` partition by partition, with the progress of all of them together. */
+  private async each(
+    entryIds: readonly string[] | undefined,
+    onProgress: ((done: number, total: number) => void) | undefined,
+    move: (store: DeadLetterStore, ids: string[] | undefined, progress: (done: number) => void) => Promise<number>,
+  ): Promise<number> {
+    const byPartition = new Map<number, string[]>();
+    for (const id of entryIds ?? []) {
+      const { streamId, partition } = splitEntryId(id);
+      byPartition.set(partition, [...(byPartition.get(partition) ?? []), streamId]);
+    }
+    const total = entryIds ? entryIds.length : await this.count();
+    let done = 0;
+    for (const [partition, store] of this.stores.entries()) {
+      const ids = entryIds ? byPartition.get(partition) : undefined;
+      if (entryIds && !ids) continue;
+      const before = done;
+      done = before + (await move(store, ids, (n) => onProgress?.(before + n, total)));
       onProgress?.(done, total);
     }
     return done;

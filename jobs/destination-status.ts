@@ -151,3 +151,40 @@ function fullIn(hash: Record<string, string>, inRedis: number): DestinationStatu
     disk: free > 0 && perRecord > 0 ? Math.round(free / perRecord / growth) : null,
   };
 }
+
+const earliest = (values: Array<string | null>) => values.filter((v): v is string => v !== null).sort()[0] ?? null;
+const latest = (values: Array<string | null>) => values.filter((v): v is string => v !== null).sort().at(-1) ?? null;
+const soonest = (values: Array<number | null>) => {
+  const known = values.filter((v): v is number => v !== null);
+  return known.length === 0 ? null : Math.min(...known);
+};
+
+/**
+ * One destination's status over the partitions of its tracker: counts add up, the lag is the
+ * oldest partition's, the last error and delivery the latest, and a pause in any partition shows.
+ */
+export function combineStatuses(parts: readonly DestinationStatus[]): DestinationStatus {
+  if (parts.length === 1) return parts[0]!;
+  const sum = (pick: (s: DestinationStatus) => number) => parts.reduce((n, s) => n + pick(s), 0);
+  const lastError = parts.map((s) => s.lastError).filter((e) => e !== null).sort((a, b) => a.at.localeCompare(b.at)).at(-1) ?? null;
+  return {
+    queued: sum((s) => s.queued),
+    inRedis: sum((s) => s.inRedis),
+    spooled: sum((s) => s.spooled),
+    spoolBytes: sum((s) => s.spoolBytes),
+    growthPerSecond: sum((s) => s.growthPerSecond),
+    fullInSeconds: { redisCap: soonest(parts.map((s) => s.fullInSeconds.redisCap)), disk: soonest(parts.map((s) => s.fullInSeconds.disk)) },
+    inFlight: sum((s) => s.inFlight),
+    delivered: sum((s) => s.delivered),
+    batches: sum((s) => s.batches),
+    deadLettered: sum((s) => s.deadLettered),
+    lagMs: Math.max(...parts.map((s) => s.lagMs)),
+    lastDeliveredAt: latest(parts.map((s) => s.lastDeliveredAt)),
+    lastError,
+    paused: parts.find((s) => s.paused !== null)?.paused ?? null,
+    writingSince: earliest(parts.map((s) => s.writingSince)),
+    attempts: Math.max(...parts.map((s) => s.attempts)),
+    retryAt: earliest(parts.map((s) => s.retryAt)),
+    details: parts.find((s) => s.details !== null)?.details ?? null,
+  };
+}

@@ -11,6 +11,8 @@ export const INGEST_JOB_NAME = 'records';
  */
 export interface IngestJobData {
   trackerId: string;
+  /** The tracker partition the records belong to (src/core/redis/keyspace.ts); 0 when absent. */
+  partition?: number;
   /**
    * The records as JSON can carry them. A record holding an integer beyond 2^53 (a `bigint`) is
    * here with that integer as its decimal string, and its exact text is in `exact`.
@@ -40,8 +42,8 @@ export function duplicatesKey(prefix: string, token: string): string {
  * A job's data. `bigInts` says that some record may hold a bigint (normalizeRecord reports it):
  * only then are the records walked, so the common job costs nothing more.
  */
-export function ingestJobData(trackerId: string, records: TrackedRecord[], bigInts: boolean, dedup?: string): IngestJobData {
-  const data: IngestJobData = { trackerId, records };
+export function ingestJobData(trackerId: string, records: TrackedRecord[], bigInts: boolean, dedup?: string, partition = 0): IngestJobData {
+  const data: IngestJobData = partition === 0 ? { trackerId, records } : { trackerId, partition, records };
   if (bigInts) {
     let exact: Record<string, string> | undefined;
     const plain = records.map((record, i) => {

@@ -1,14 +1,29 @@
+import type { Keyspace, PartitionRef } from '../src/core/redis/keyspace';
+
 /**
- * Redis keys of the delivery stage. Every key starts with the configured prefix so that a
- * prefix in braces (`{tributary}`) keeps them in one Redis Cluster slot, as the Lua scripts need.
+ * Redis keys of the delivery stage. `prefix` is the prefix of the shard that holds the tracker
+ * partition (Keyspace.prefixOf), so that all of a partition's keys share one Redis Cluster slot,
+ * as the Lua scripts need. Partition 0 keeps the names keys had before trackers had partitions.
  */
 export interface DestinationRef {
   trackerId: string;
   destinationId: string;
+  /** The tracker partition; 0 when absent. */
+  partition?: number;
+}
+
+/** `:p<n>` after a partition's names, nothing for partition 0. */
+function partitionSuffix(partition: number | undefined): string {
+  return partition ? `:p${partition}` : '';
 }
 
 export function destinationKey(prefix: string, ref: DestinationRef): string {
-  return `${prefix}:dest:${ref.trackerId}:${ref.destinationId}`;
+  return `${prefix}:dest:${ref.trackerId}:${ref.destinationId}${partitionSuffix(ref.partition)}`;
+}
+
+/** The delivery keys of a destination's partition, under the prefix of the shard that holds it. */
+export function partitionDeliveryKeys(keyspace: Keyspace, ref: DestinationRef): DeliveryKeys {
+  return deliveryKeys(keyspace.prefixOf({ trackerId: ref.trackerId, partition: ref.partition ?? 0 }), ref);
 }
 
 export function deliveryKeys(prefix: string, ref: DestinationRef) {
@@ -37,16 +52,28 @@ export type DeliveryKeys = ReturnType<typeof deliveryKeys>;
  * Records of a tracker that had no destination when they were routed (a Redis stream). They go,
  * oldest first, to the destinations the tracker has next.
  */
-export function trackerBacklogKey(prefix: string, trackerId: string): string {
-  return `${prefix}:backlog:${trackerId}`;
+export function trackerBacklogKey(prefix: string, trackerId: string, partition = 0): string {
+  return `${prefix}:backlog:${trackerId}${partitionSuffix(partition)}`;
 }
 
-/** The ids of the trackers that have a backlog (a Redis set). */
+/**
+ * The tracker partitions of a shard that have a backlog (a Redis set of `backlogMember`s). A
+ * tracker id holds no `/`, so the member of partition 0 is the tracker id as it always was.
+ */
 export function backlogIndexKey(prefix: string): string {
   return `${prefix}:backlogs`;
 }
 
-/** The id of the last ingest job the router fanned out; jobs are routed strictly in id order. */
+export function backlogMember(ref: PartitionRef): string {
+  return ref.partition === 0 ? ref.trackerId : `${ref.trackerId}/${ref.partition}`;
+}
+
+export function parseBacklogMember(member: string): PartitionRef {
+  const slash = member.indexOf('/');
+  return slash < 0 ? { trackerId: member, partition: 0 } : { trackerId: member.slice(0, slash), partition: Number(member.slice(slash + 1)) };
+}
+
+/** The id of the last ingest job of a shard the router fanned out; a shard's jobs are routed strictly in id order. */
 export function routerCursorKey(prefix: string): string {
   return `${prefix}:router:last-job`;
 }

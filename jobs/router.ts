@@ -1,20 +1,22 @@
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { throttledErrorLog, type Logger } from '../src/core/logger';
-import { duplicatesKey, INGEST_QUEUE, recordTexts, type IngestJobData } from './ingest-job';
+import { duplicatesKey, ingestJobData, INGEST_QUEUE, recordTexts, type IngestJobData } from './ingest-job';
 import type { TrackerStore } from '../src/core/trackers/store';
 import type { Tracker } from '../src/core/trackers/types';
 import { sleep } from '../src/core/sleep';
 import { isOutOfMemoryError } from '../src/core/redis/out-of-memory';
 import { backoffDelay, DEFAULT_BACKOFF } from './backoff';
 import { INGEST_JOB_NAME } from './ingest-job';
-import { backlogIndexKey, deliveryKeys, ENSURE_COUNT, routerCursorKey, trackerBacklogKey } from './keys';
+import { backlogIndexKey, backlogMember, deliveryKeys, ENSURE_COUNT, parseBacklogMember, routerCursorKey, trackerBacklogKey } from './keys';
+import type { Keyspace } from '../src/core/redis/keyspace';
 import { entryFields } from './stream-entries';
 
 // Appends a job's records to the stream of each destination, once: jobs are routed strictly in
 // id order, so a job whose id is not above the last routed one was routed already (the worker
 // died before BullMQ marked it complete). KEYS: cursor, the tracker's backlog, the index of
-// backlogs, then per destination its stream and its record count. ARGV: job id, chunk, tracker id,
+// backlogs, then per destination its stream and its record count. ARGV: job id, chunk, the tracker
+// partition's member of the backlog index,
 // then with no destination the records (the backlog keeps one an entry), else the record count and
 // the fields of the one entry that holds them (jobs/stream-entries.ts). With destinations, a backlog
 // is moved to them first, ARGV[2] entries per call so that no call blocks Redis for long: the answer
@@ -66,7 +68,8 @@ const OUT_OF_MEMORY_RETRY_MS = 1000;
 const BACKLOG_MOVE_CHUNK = 500;
 
 export interface RouterOptions {
-  redisPrefix: string;
+  /** One routing step per shard, over the shard's ingest queue and keys. */
+  keyspace: Keyspace;
   /** How long a tracker's destination list is cached. Default 1000 ms. */
   trackerCacheMs?: number;
   /** A job whose worker stopped renewing its lock is taken back after this long. Default 10 s. */
@@ -78,18 +81,16 @@ export interface RouterOptions {
   onRouted?: (records: number, destinations: number) => void;
 }
 
-/**
- * Fans the ingest queue out to per-destination streams. One job at a time across every worker
- * (BullMQ global concurrency 1), and a failure is retried in place rather than handed back to
- * BullMQ, because BullMQ would retry it after later jobs and break the accepted order.
- * A stalled job goes back to the head of the queue (BullMQ pushes it on the consuming end).
- */
-export async function startRouter(connection: Redis, commands: Redis, store: TrackerStore, logger: Logger, opts: RouterOptions): Promise<{ close: (graceMs?: number) => Promise<void> }> {
-  const queue = new Queue<IngestJobData>(INGEST_QUEUE, { connection, prefix: opts.redisPrefix });
-  queue.on('error', throttledErrorLog(logger, 'router queue connection'));
-  await queue.setGlobalConcurrency(1);
+export interface Router {
+  /** Waits up to `graceMs` for the jobs in hand, then lets go of them (they stall and are taken back). */
+  close: (graceMs?: number) => Promise<void>;
+}
 
-  const stopping = new AbortController();
+/**
+ * Fans the ingest queues out to per-destination streams: one routing step per shard
+ * (src/core/redis/keyspace.ts), so that shards route in parallel on any number of workers.
+ */
+export async function startRouter(connection: Redis, commands: Redis, store: TrackerStore, logger: Logger, opts: RouterOptions): Promise<Router> {
   const cache = new Map<string, { tracker: Tracker | undefined; until: number }>();
   const trackerFor = async (id: string): Promise<Tracker | undefined> => {
     const hit = cache.get(id);
@@ -98,11 +99,31 @@ export async function startRouter(connection: Redis, commands: Redis, store: Tra
     cache.set(id, { tracker, until: Date.now() + (opts.trackerCacheMs ?? 1000) });
     return tracker;
   };
+  const shards = await Promise.all(Array.from({ length: opts.keyspace.shards }, (_, s) => startShardRouter(connection, commands, trackerFor, logger, opts, opts.keyspace.shardPrefix(s))));
+  return {
+    close: async (graceMs) => {
+      await Promise.all(shards.map((r) => r.close(graceMs)));
+    },
+  };
+}
 
+/**
+ * Routes one shard's ingest queue. One job at a time across every worker (BullMQ global
+ * concurrency 1), and a failure is retried in place rather than handed back to BullMQ, because
+ * BullMQ would retry it after later jobs and break the accepted order. A stalled job goes back to
+ * the head of the queue (BullMQ pushes it on the consuming end). Every tracker partition belongs to
+ * one shard, so its records are routed in the order they were accepted.
+ */
+async function startShardRouter(connection: Redis, commands: Redis, trackerFor: (id: string) => Promise<Tracker | undefined>, logger: Logger, opts: RouterOptions, prefix: string): Promise<Router> {
+  const queue = new Queue<IngestJobData>(INGEST_QUEUE, { connection, prefix });
+  queue.on('error', throttledErrorLog(logger, 'router queue connection'));
+  await queue.setGlobalConcurrency(1);
+
+  const stopping = new AbortController();
   /** Indices of the job's records whose client key was accepted before (written with the job, see src/ingest/dedup.ts). */
   const duplicatesOf = async (data: IngestJobData): Promise<Set<number> | undefined> => {
     if (!data.dedup) return undefined;
-    const list = await commands.get(duplicatesKey(opts.redisPrefix, data.dedup));
+    const list = await commands.get(duplicatesKey(prefix, data.dedup));
     return list ? new Set(list.split(',').map(Number)) : undefined;
   };
 
@@ -113,23 +134,24 @@ export async function startRouter(connection: Redis, commands: Redis, store: Tra
     for (let attempt = 0; ; attempt++) {
       try {
         const { trackerId } = job.data;
+        const partition = job.data.partition ?? 0;
         const tracker = await trackerFor(trackerId);
         // A disabled destination still gets its records: they wait in its stream until it is enabled.
         const destinations = tracker?.destinations ?? [];
         if (destinations.length === 0) logger.warn({ trackerId, records: job.data.records.length }, 'no destination: records kept in the tracker backlog until one is added');
         const streams = destinations.flatMap((d) => {
-          const k = deliveryKeys(opts.redisPrefix, { trackerId, destinationId: d.id });
+          const k = deliveryKeys(prefix, { trackerId, destinationId: d.id, partition });
           return [k.stream, k.queued];
         });
         const skip = await duplicatesOf(job.data);
         const records = recordTexts(job.data, skip);
-        const keys = [routerCursorKey(opts.redisPrefix), trackerBacklogKey(opts.redisPrefix, trackerId), backlogIndexKey(opts.redisPrefix), ...streams];
+        const keys = [routerCursorKey(prefix), trackerBacklogKey(prefix, trackerId, partition), backlogIndexKey(prefix), ...streams];
         const chunk = String(opts.backlogChunk ?? BACKLOG_MOVE_CHUNK);
         // Each call is atomic, so a worker that dies between calls leaves a consistent, smaller backlog.
         const payload = streams.length === 0 ? records : records.length === 0 ? ['0'] : [String(records.length), ...entryFields(records)];
-        while ((await commands.eval(ROUTE, keys.length, ...keys, job.id!, chunk, trackerId, ...payload)) === 2);
+        while ((await commands.eval(ROUTE, keys.length, ...keys, job.id!, chunk, backlogMember({ trackerId, partition }), ...payload)) === 2);
         // Routed: the list is no longer needed (the route cursor keeps the job from being routed again).
-        if (skip) await commands.del(duplicatesKey(opts.redisPrefix, job.data.dedup!)).catch(() => undefined);
+        if (skip) await commands.del(duplicatesKey(prefix, job.data.dedup!)).catch(() => undefined);
         opts.onRouted?.(records.length, destinations.length);
         if (outOfMemorySince !== undefined) {
           logger.info({ waitedMs: Date.now() - outOfMemorySince }, 'Redis memory freed: routing resumed');
@@ -158,7 +180,7 @@ export async function startRouter(connection: Redis, commands: Redis, store: Tra
 
   const worker = new Worker<IngestJobData>(INGEST_QUEUE, route, {
     connection,
-    prefix: opts.redisPrefix,
+    prefix,
     concurrency: 1,
     lockDuration: opts.lockDurationMs ?? 10_000,
     stalledInterval: Math.max(1000, Math.floor((opts.lockDurationMs ?? 10_000) / 2)),
@@ -174,8 +196,9 @@ export async function startRouter(connection: Redis, commands: Redis, store: Tra
   // ones (from several workers) find nothing to move.
   const nudgeBacklogs = async (): Promise<void> => {
     try {
-      for (const trackerId of await commands.smembers(backlogIndexKey(opts.redisPrefix))) {
-        if (((await trackerFor(trackerId))?.destinations.length ?? 0) > 0) await queue.add(INGEST_JOB_NAME, { trackerId, records: [] });
+      for (const member of await commands.smembers(backlogIndexKey(prefix))) {
+        const { trackerId, partition } = parseBacklogMember(member);
+        if (((await trackerFor(trackerId))?.destinations.length ?? 0) > 0) await queue.add(INGEST_JOB_NAME, ingestJobData(trackerId, [], false, undefined, partition));
       }
     } catch (err) {
       logger.debug({ err: (err as Error).message }, 'backlog check failed; next time');
@@ -185,7 +208,6 @@ export async function startRouter(connection: Redis, commands: Redis, store: Tra
   backlogTimer.unref();
 
   return {
-    /** Waits up to `graceMs` for the job in hand, then lets go of it (it stalls and is taken back). */
     close: async (graceMs = 5000) => {
       stopping.abort(new Error('router stopping'));
       clearInterval(backlogTimer);

@@ -339,6 +339,7 @@ async function syncDirectory(dir: string): Promise<void> {
 }
 
 /** A destination's spool directory under DATA_DIR. */
-export function spoolDirectory(dataDir: string, trackerId: string, destinationId: string): string {
-  return path.join(dataDir, 'spool', trackerId, destinationId);
+export function spoolDirectory(dataDir: string, trackerId: string, destinationId: string, partition = 0): string {
+  // Partition 0 keeps the historical name; another's is a sibling (`<destination>.p<n>`), never a subdirectory of it.
+  return path.join(dataDir, 'spool', trackerId, partition ? `${destinationId}.p${partition}` : destinationId);
 }

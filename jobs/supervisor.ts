@@ -12,11 +12,13 @@ import { openSpool, Spiller, SpoolMissingError, type SpillOptions } from './spil
 import { spoolDirectory, type Spool } from './spool';
 import { DeliveryLoop, type DeliveryLoopOptions } from './delivery-loop';
 import { DestinationStatusStore } from './destination-status';
-import { deliveryKeys, type DestinationRef } from './keys';
+import { partitionDeliveryKeys, type DeliveryKeys, type DestinationRef } from './keys';
+import type { Keyspace } from '../src/core/redis/keyspace';
 import { LeaderLock } from './leader-lock';
 
 export interface SupervisorOptions {
-  redisPrefix: string;
+  /** Where each tracker partition's delivery keys live. */
+  keyspace: Keyspace;
   dataDir: string;
   /** How often trackers are re-read to start, stop or restart destinations. Default 2000 ms. */
   discoverIntervalMs: number;
@@ -26,6 +28,17 @@ export interface SupervisorOptions {
   /** Redis cap per destination and disk spool (jobs/spiller.ts). */
   spill: SpillOptions;
 }
+
+/** A destination partition the trackers ask for. */
+interface Wanted {
+  ref: DestinationRef;
+  destination: Destination;
+  /** The tracker's partition count. */
+  partitions: number;
+}
+
+/** What a run was started with: a change restarts it with the new settings. */
+const fingerprint = (want: Wanted) => JSON.stringify([want.destination, want.partitions]);
 
 interface Running {
   fingerprint: string;
@@ -38,7 +51,7 @@ interface Running {
 /** Longest wait for a writer to close before its lease is released anyway. */
 const CLOSE_TIMEOUT_MS = 10_000;
 
-const refKey = (ref: DestinationRef) => `${ref.trackerId}/${ref.destinationId}`;
+const refKey = (ref: DestinationRef) => `${ref.trackerId}/${ref.destinationId}${ref.partition ? `/${ref.partition}` : ''}`;
 
 /**
  * Holds the lease of every destination it can, and keeps that set in step with the trackers: a new
@@ -82,32 +95,36 @@ export class DeliverySupervisor {
     await Promise.all([...this.running.values()].map((r) => r.done));
   }
 
-  /** Ids (`tracker/destination`) of the destinations this process delivers right now. */
+  /** Ids (`tracker/destination`, `tracker/destination/partition` past partition 0) of the destinations this process delivers right now. */
   leading(): string[] {
     return [...this.running.keys()];
   }
 
   private async discover(): Promise<void> {
-    const wanted = new Map<string, { ref: DestinationRef; destination: Destination }>();
+    const wanted = new Map<string, Wanted>();
     for (const tracker of await this.store.list()) {
       for (const destination of tracker.destinations) {
-        const ref = { trackerId: tracker.id, destinationId: destination.id };
-        wanted.set(refKey(ref), { ref, destination });
+        // Each partition of a destination is delivered on its own lease, in parallel with the others.
+        for (let partition = 0; partition < tracker.partitions; partition++) {
+          const ref = { trackerId: tracker.id, destinationId: destination.id, partition };
+          wanted.set(refKey(ref), { ref, destination, partitions: tracker.partitions });
+        }
       }
     }
     for (const [key, run] of this.running) {
       const want = wanted.get(key);
       if (!want) run.removed = true;
-      if (!want || JSON.stringify(want.destination) !== run.fingerprint) run.stop.abort(new Error('destination changed'));
+      if (!want || fingerprint(want) !== run.fingerprint) run.stop.abort(new Error('destination changed'));
     }
-    for (const [key, { ref, destination }] of wanted) {
+    for (const [key, want] of wanted) {
       if (this.stopped || this.running.has(key)) continue;
-      await this.tryLead(key, ref, destination);
+      await this.tryLead(key, want);
     }
   }
 
-  private async tryLead(key: string, ref: DestinationRef, destination: Destination): Promise<void> {
-    const keys = deliveryKeys(this.opts.redisPrefix, ref);
+  private async tryLead(key: string, want: Wanted): Promise<void> {
+    const { ref, destination } = want;
+    const keys = partitionDeliveryKeys(this.opts.keyspace, ref);
     const lock = new LeaderLock(this.redis, keys.lock, this.opts.leaseMs);
     if (!(await lock.acquire())) return;
     const status = new DestinationStatusStore(this.redis, keys);
@@ -119,8 +136,12 @@ export class DeliverySupervisor {
       await lock.release();
       return;
     }
+    // A destination that takes one writer at a time cannot take a partitioned tracker's parallel
+    // ones: its records wait (and spill) as if it were disabled, with the reason in its status.
+    const refusal = connector.singleWriter && want.partitions > 1 ? new ConfigurationError(`a ${destination.type} destination takes one writer at a time, and tracker ${ref.trackerId} has ${want.partitions} partitions delivered in parallel; set the tracker's partitions to 1 or use another destination type (records wait until then)`) : undefined;
+    if (refusal) await status.recordError(refusal).catch(() => undefined);
     const stop = new AbortController();
-    const run: Running = { fingerprint: JSON.stringify(destination), stop, done: Promise.resolve() };
+    const run: Running = { fingerprint: fingerprint(want), stop, done: Promise.resolve() };
     this.running.set(key, run);
     const log = this.logger.child({ trackerId: ref.trackerId, destinationId: ref.destinationId, type: destination.type });
     run.done = (async () => {
@@ -137,7 +158,7 @@ export class DeliverySupervisor {
           log.warn({ err: (err as Error).message }, 'spilling stopped; the destination starts over');
           running.abort(err);
         });
-        if (destination.enabled) {
+        if (destination.enabled && !refusal) {
           writer = await connector.open({ ...ref, settings: settings.data, dataDir: this.opts.dataDir, logger: log, now: () => new Date() });
           log.info('delivering');
           await new DeliveryLoop(this.redis, blocking, keys, writer, lock, { ...this.opts.delivery, batch: connector.batch }, log, spool).run(running.signal);
@@ -152,7 +173,7 @@ export class DeliverySupervisor {
         // A writer wedged by a hung call may never finish closing: give it a bound.
         if (writer) await withDeadline({ timeoutMs: CLOSE_TIMEOUT_MS, signal: new AbortController().signal, timeoutError: () => new Error('close timed out') }, () => writer!.close()).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'destination writer did not close cleanly'));
         await spool?.close().catch(() => undefined);
-        if (run.removed) await rm(spoolDirectory(this.opts.dataDir, ref.trackerId, ref.destinationId), { recursive: true, force: true }).catch(() => undefined);
+        if (run.removed) await rm(spoolDirectory(this.opts.dataDir, ref.trackerId, ref.destinationId, ref.partition), { recursive: true, force: true }).catch(() => undefined);
         blocking.disconnect();
         await lock.release();
         this.running.delete(key);
@@ -165,9 +186,9 @@ export class DeliverySupervisor {
    * does not have: that is reported as a configuration error, and the lease is kept a while before
    * it is let go, so that the host that has the spool can take it.
    */
-  private async openSpoolOrWait(ref: DestinationRef, keys: ReturnType<typeof deliveryKeys>, status: DestinationStatusStore, signal: AbortSignal, log: Logger): Promise<Spool | undefined> {
+  private async openSpoolOrWait(ref: DestinationRef, keys: DeliveryKeys, status: DestinationStatusStore, signal: AbortSignal, log: Logger): Promise<Spool | undefined> {
     try {
-      return await openSpool(this.redis, keys, spoolDirectory(this.opts.dataDir, ref.trackerId, ref.destinationId));
+      return await openSpool(this.redis, keys, spoolDirectory(this.opts.dataDir, ref.trackerId, ref.destinationId, ref.partition));
     } catch (err) {
       if (!(err instanceof SpoolMissingError)) throw err;
       log.error({ err: err.message }, 'disk spool missing on this host');

@@ -2,6 +2,7 @@ import type { ConnectorRegistry } from '../connectors/registry';
 import type { Config } from '../src/core/config';
 import type { Logger } from '../src/core/logger';
 import { createRedis } from '../src/core/redis/redis';
+import { checkKeyspaceLayout } from '../src/core/redis/keyspace-layout';
 import { MemoryBudget } from '../src/core/redis/memory-budget';
 import { TrackerStore } from '../src/core/trackers/store';
 import { startRouter } from './router';
@@ -23,17 +24,18 @@ export async function startWorkerRuntime(
   redisUrl: string,
   registry: ConnectorRegistry,
   logger: Logger,
-  overrides: Partial<Omit<SupervisorOptions, 'redisPrefix' | 'dataDir'>> = {},
+  overrides: Partial<Omit<SupervisorOptions, 'keyspace' | 'dataDir'>> = {},
   sharedMemory?: MemoryBudget,
 ): Promise<WorkerRuntime> {
   const connection = createRedis(redisUrl, 'worker');
   const commands = createRedis(redisUrl, 'worker');
   // A worker-only process samples for itself, so its log warns at the watermarks too.
   const memory = sharedMemory ?? new MemoryBudget(commands, logger.child({ component: 'memory' }), config.memory).start();
+  await checkKeyspaceLayout(commands, config.keyspace);
   const store = new TrackerStore(commands, config.redisPrefix);
   const d = config.delivery;
-  const router = await startRouter(connection, commands, store, logger.child({ component: 'router' }), { redisPrefix: config.redisPrefix, lockDurationMs: d.routerLockMs });
-  const fromConfig: Omit<SupervisorOptions, 'redisPrefix' | 'dataDir'> = {
+  const router = await startRouter(connection, commands, store, logger.child({ component: 'router' }), { keyspace: config.keyspace, lockDurationMs: d.routerLockMs });
+  const fromConfig: Omit<SupervisorOptions, 'keyspace' | 'dataDir'> = {
     discoverIntervalMs: d.discoverIntervalMs,
     leaseMs: d.leaseMs,
     delivery: {
@@ -56,7 +58,7 @@ export async function startWorkerRuntime(
   const supervisor = new DeliverySupervisor(commands, store, registry, logger.child({ component: 'delivery' }), {
     ...fromConfig,
     ...overrides,
-    redisPrefix: config.redisPrefix,
+    keyspace: config.keyspace,
     dataDir: config.dataDir,
   });
   supervisor.start();

@@ -66,6 +66,8 @@ export function createGoogleSheetsConnector(deps: Partial<WriterDeps> = {}): Con
     description: 'A Google Sheets spreadsheet: users, sessions and monthly events tabs, within the Sheets API quotas.',
     settingsSchema: GoogleSheetsSettingsSchema,
     batch: BATCH_LIMITS,
+    // The writer finds where rows go from the sheet it last read: a second writer would write over its rows.
+    singleWriter: true,
     async open(ctx) {
       // Tests and benchmarks pass a clock whose waits advance it, so quota minutes pass at once.
       return new SheetsWriter(ctx, { now: deps.now ?? (() => ctx.now().getTime()), sleep: deps.sleep ?? sleep });

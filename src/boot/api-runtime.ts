@@ -1,4 +1,4 @@
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type Koa from 'koa';
 import type { ConnectorRegistry } from '../../connectors/registry';
@@ -10,9 +10,11 @@ import type { Config } from '../core/config';
 import { throttledErrorLog, type Logger } from '../core/logger';
 import { createMetrics, registerMemoryMetrics, type Metrics } from '../core/metrics';
 import { MemoryBudget } from '../core/redis/memory-budget';
-import { INGEST_QUEUE, type IngestJobData } from '../../jobs/ingest-job';
+import type { IngestJobData } from '../../jobs/ingest-job';
+import { ingestQueues } from '../../jobs/ingest-queues';
 import { IngestWriter } from '../ingest/ingest-writer';
 import { createRedis } from '../core/redis/redis';
+import { checkKeyspaceLayout } from '../core/redis/keyspace-layout';
 import { DeliveryAdmin } from '../operator/delivery-admin';
 import { DestinationService } from '../operator/destination-service';
 import { RateLimiter } from '../ingest/rate-limiter';
@@ -34,7 +36,8 @@ export interface AdminOptions {
 export interface ApiRuntime {
   app: Koa;
   redis: Redis;
-  queue: Queue<IngestJobData>;
+  /** The ingest queue of each shard, by shard. */
+  queues: Array<Queue<IngestJobData>>;
   store: TrackerStore;
   resolver: TrackerResolver;
   writer: IngestWriter;
@@ -44,6 +47,8 @@ export interface ApiRuntime {
   /** The services behind the admin API, when it is on. */
   admin: AdminDeps | undefined;
   live: LiveFeed;
+  /** Resolves once the ingest queues' connection is up. */
+  ready: () => Promise<void>;
   /** Flushes pending writes, then closes the queue and Redis. */
   close: () => Promise<void>;
 }
@@ -61,16 +66,17 @@ export function createApiRuntime(
   hostMetrics?: () => Promise<string>,
 ): ApiRuntime {
   const redis = createRedis(redisUrl, 'producer');
-  const queue = new Queue<IngestJobData>(INGEST_QUEUE, { connection: redis, prefix: config.redisPrefix });
-  queue.on('error', throttledErrorLog(logger, 'ingest queue connection'));
+  const queues = ingestQueues(redis, config.keyspace);
+  const queueError = throttledErrorLog(logger, 'ingest queue connection');
+  for (const queue of queues) queue.on('error', queueError);
   const store = new TrackerStore(redis, config.redisPrefix);
   const memory = new MemoryBudget(redis, logger.child({ component: 'memory' }), config.memory).start();
   registerMemoryMetrics(metrics, () => memory.snapshot());
   const resolver = new TrackerResolver(store, config.tokenCacheTtlMs);
-  const writer = new IngestWriter(queue, {
+  const writer = new IngestWriter(queues, {
     ...config.enqueue,
     retryAfterSeconds: config.retryAfterSeconds,
-    redisPrefix: config.redisPrefix,
+    keyspace: config.keyspace,
     isConnected: () => redis.status === 'ready',
     memory,
     onFlush: (records, _jobs, seconds) => {
@@ -102,7 +108,7 @@ export function createApiRuntime(
   return {
     app,
     redis,
-    queue,
+    queues,
     store,
     resolver,
     writer,
@@ -110,12 +116,16 @@ export function createApiRuntime(
     memory,
     admin,
     live,
+    ready: async () => {
+      await Promise.all(queues.map((q) => q.waitUntilReady()));
+      await checkKeyspaceLayout(redis, config.keyspace);
+    },
     close: async () => {
       memory.stop();
       await live.close();
       await writer.close();
       await history.flush();
-      await queue.close();
+      await Promise.all(queues.map((q) => q.close()));
       redis.disconnect();
     },
   };
@@ -129,7 +139,7 @@ function createAdminDeps(config: Readonly<Config>, redis: Redis, store: TrackerS
     publicUrl: config.publicUrl,
     trackers: new TrackerService(store),
     destinations,
-    delivery: new DeliveryAdmin({ destinations, redis, redisPrefix: config.redisPrefix, dataDir: config.dataDir }),
+    delivery: new DeliveryAdmin({ destinations, redis, keyspace: config.keyspace, dataDir: config.dataDir }),
     sources: new SourceService(store, undefined, deliveryLog),
     connectors: options.registry,
     live,

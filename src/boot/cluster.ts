@@ -60,7 +60,7 @@ export async function runClusterChild(config: Readonly<Config>, logger: Logger):
   const metrics = createMetrics();
   const hostMetrics = createHostMetricsClient(metrics.registry);
   const api = createApiRuntime(config, config.redisUrl, logger, metrics, { token: config.adminToken, registry: createDefaultRegistry().loadAll() }, hostMetrics);
-  await api.queue.waitUntilReady();
+  await api.ready();
   const server = await listenApi(api.app, config);
   exitOnStopSignal(logger, config.shutdownTimeoutMs, async () => {
     await server.close();

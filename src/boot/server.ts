@@ -32,7 +32,7 @@ async function runOneProcess(role: Role, config: Readonly<Config>, logger: Logge
   if (role !== 'worker') {
     const token = await resolveAdminToken(config, logger);
     api = createApiRuntime(config, redis.url, logger, undefined, { token, registry });
-    await api.queue.waitUntilReady();
+    await api.ready();
     await prepareTrackers(api.store, config, registry, logger);
     server = await listenApi(api.app, config);
     logger.info({ url: config.publicUrl }, 'tributary API listening');

@@ -5,6 +5,7 @@ import { loadConfig, type Config } from '../core/config';
 import { ensureRedis } from '../core/redis/embedded-redis';
 import { createLogger } from '../core/logger';
 import { createRedis } from '../core/redis/redis';
+import { checkKeyspaceLayout, KeyspaceLayoutError } from '../core/redis/keyspace-layout';
 import { DestinationService } from '../operator/destination-service';
 import { TrackerStore } from '../core/trackers/store';
 import { TrackerService } from '../operator/tracker-service';
@@ -85,8 +86,11 @@ export async function withContext<T>(fn: (ctx: CliContext) => Promise<T>): Promi
   // stdout carries the command's output, so connector logs go to stderr, and only warnings and worse.
   const logger = createLogger('warn', pino.destination({ fd: 2, sync: true }));
   const destinations = new DestinationService(store, createDefaultRegistry(), config.dataDir, logger);
-  const admin = new DeliveryAdmin({ destinations, redis, redisPrefix: config.redisPrefix, dataDir: config.dataDir });
+  const admin = new DeliveryAdmin({ destinations, redis, keyspace: config.keyspace, dataDir: config.dataDir });
   try {
+    await checkKeyspaceLayout(redis, config.keyspace).catch((err: unknown) => {
+      throw err instanceof KeyspaceLayoutError ? new CliError(err.message) : err;
+    });
     return await fn({ config, service: new TrackerService(store), destinations, admin, sources: new SourceService(store, undefined, new SourceDeliveryLog(redis, config.redisPrefix)), requests: new RequestHistory(redis, config.redisPrefix) });
   } finally {
     await redis.quit().catch(() => redis.disconnect());

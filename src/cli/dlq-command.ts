@@ -1,5 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { isDeadLetterEntryId, type DeadLetterStore } from '../../jobs/dead-letters';
+import { isDeadLetterEntryId, type DeadLetters } from '../../jobs/dead-letters';
 import { withContext } from './context';
 import { createProgress } from './progress';
 import { json } from './render';
@@ -29,7 +29,7 @@ function print(text: string): void {
   process.stdout.write(`${text}\n`);
 }
 
-type Move = (store: DeadLetterStore, ids: string[] | undefined, onProgress: (done: number, total: number) => void) => Promise<number>;
+type Move = (store: DeadLetters, ids: string[] | undefined, onProgress: (done: number, total: number) => void) => Promise<number>;
 
 /** Replay and discard differ only in the store method and the words. */
 function moveAction(verb: 'Replayed' | 'Discarded', label: string, move: Move) {

@@ -1,6 +1,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { buildIntegrationView, renderIntegrationViewText } from '../operator/integration-view';
 import { activeTokens } from '../core/trackers/types';
+import { MAX_PARTITIONS } from '../core/redis/keyspace';
 import { withContext } from './context';
 import { json, renderTrackerDetails, renderTrackerList, tokenHint } from './render';
 
@@ -14,6 +15,7 @@ interface SettingOptions {
   rateLimit?: number;
   captureContext?: boolean;
   dedupWindow?: number;
+  partitions?: number;
   invalidUnicode?: 'reject' | 'replace';
 }
 
@@ -38,6 +40,14 @@ function windowHours(value: string): number {
   return n;
 }
 
+function partitionCount(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_PARTITIONS) throw new InvalidArgumentError(`expected a whole number of partitions from 1 to ${MAX_PARTITIONS}.`);
+  return n;
+}
+
+const PARTITIONS_HELP = 'partitions records are spread over by key (_uid, _sid), routed and delivered in parallel; can grow, never shrink (default: 1)';
+
 const DEDUP_WINDOW_HELP = 'hours a client key (_id, Idempotency-Key) is remembered; 0 turns deduplication off (default: 24, at most 168)';
 
 /** The settings both create and update take, as the service's input. */
@@ -48,6 +58,7 @@ function settingsOf(opts: SettingOptions) {
     rateLimit: opts.rateLimit === undefined ? undefined : { recordsPerSecond: opts.rateLimit },
     captureContext: opts.captureContext,
     dedupWindowHours: opts.dedupWindow,
+    partitions: opts.partitions,
     invalidUnicode: opts.invalidUnicode,
   };
 }
@@ -70,6 +81,7 @@ export function registerTrackersCommands(program: Command): void {
     .option('--rate-limit <records/s>', 'sustained records per second, per API process (default: no limit)', positiveNumber)
     .option('--capture-context', 'store client IP, user agent and referer with each record (default: off)')
     .option('--dedup-window <hours>', DEDUP_WINDOW_HELP, windowHours)
+    .option('--partitions <n>', PARTITIONS_HELP, partitionCount)
     .addOption(new Option('--invalid-unicode <mode>', 'text with a lone UTF-16 surrogate: reject (400) or replace with U+FFFD (default: reject)').choices(['reject', 'replace']))
     .option('--json', 'print JSON')
     .action((opts: CreateOptions) =>
@@ -92,6 +104,7 @@ export function registerTrackersCommands(program: Command): void {
     .option('--capture-context', 'store client IP, user agent and referer with each record')
     .option('--no-capture-context', 'stop storing the request context')
     .option('--dedup-window <hours>', DEDUP_WINDOW_HELP, windowHours)
+    .option('--partitions <n>', PARTITIONS_HELP, partitionCount)
     .addOption(new Option('--invalid-unicode <mode>', 'text with a lone UTF-16 surrogate: reject (400) or replace with U+FFFD (default: reject)').choices(['reject', 'replace']))
     .option('--json', 'print JSON')
     .action((id: string, opts: UpdateOptions) =>

@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { Keyspace, MAX_SHARDS } from './redis/keyspace';
 
 /**
  * The only reader of `process.env`. Every setting is listed in `.env.example` with its default;
@@ -24,6 +25,7 @@ const EnvSchema = z.object({
   PUBLIC_URL: z.string().url().optional(),
   REDIS_URL: z.string().url().optional(),
   REDIS_PREFIX: z.string().min(1).default('tributary'),
+  REDIS_SHARDS: int(1, 1).pipe(z.number().max(MAX_SHARDS)),
   DATA_DIR: z.string().default('./data'),
   TRIBUTARY_CONFIG: z.string().optional(),
   ADMIN_TOKEN: z.string().trim().min(22, 'the admin token needs at least 22 characters (128 bits of base64)').optional(),
@@ -102,8 +104,13 @@ export interface Config {
   publicUrl: string;
   /** Redis to use; unset means the embedded redis-server under `DATA_DIR/redis` (src/core/redis/embedded-redis.ts). */
   redisUrl: string | undefined;
-  /** Prefix of every Redis key, BullMQ's included. Wrap in braces (`{tributary}`) for Redis Cluster. */
+  /**
+   * Prefix of the relay-wide Redis keys (trackers, tokens, history): `REDIS_PREFIX` as given with one
+   * shard, `{REDIS_PREFIX}` with several (see src/core/redis/keyspace.ts).
+   */
   redisPrefix: string;
+  /** Where every key lives: the relay-wide prefix and one prefix per shard (`REDIS_SHARDS`, default 1, README "Shards and partitions"). */
+  keyspace: Keyspace;
   dataDir: string;
   configFile: string | undefined;
   /**
@@ -200,13 +207,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   if (!(e.REDIS_MEMORY_RESUME_PERCENT <= e.REDIS_MEMORY_HIGH_PERCENT && e.REDIS_MEMORY_WARN_PERCENT <= e.REDIS_MEMORY_HIGH_PERCENT && e.REDIS_MEMORY_SPILL_PERCENT <= e.REDIS_MEMORY_HIGH_PERCENT)) {
     throw new ConfigError('Invalid environment: REDIS_MEMORY_WARN_PERCENT, REDIS_MEMORY_RESUME_PERCENT and REDIS_MEMORY_SPILL_PERCENT must not be above REDIS_MEMORY_HIGH_PERCENT');
   }
+  let keyspace: Keyspace;
+  try {
+    keyspace = new Keyspace(e.REDIS_PREFIX, e.REDIS_SHARDS);
+  } catch (err) {
+    throw new ConfigError(`Invalid environment: REDIS_PREFIX: ${(err as Error).message}; set REDIS_PREFIX=${e.REDIS_PREFIX.replace(/[{}]/g, '')}`);
+  }
   return Object.freeze({
     port: e.PORT,
     host: e.HOST,
     apiProcesses: e.API_PROCESSES.toLowerCase() === 'auto' ? os.availableParallelism() : Number(e.API_PROCESSES),
     publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
     redisUrl: e.REDIS_URL,
-    redisPrefix: e.REDIS_PREFIX,
+    redisPrefix: keyspace.global,
+    keyspace,
     dataDir: path.resolve(e.DATA_DIR),
     configFile: e.TRIBUTARY_CONFIG,
     adminToken: e.ADMIN_TOKEN,

@@ -18,18 +18,19 @@ export function dedupMember(kind: RecordKind, id: string): Buffer {
   return hash('sha256', `${kind}\n${id}`, 'buffer').subarray(0, 12);
 }
 
-export function seenBucketKey(prefix: string, trackerId: string, hour: number): string {
-  return `${prefix}:seen:${trackerId}:${hour}`;
+/** A tracker partition's markers of one hour, under the prefix of the partition's shard. Partition 0 keeps the historical name. */
+export function seenBucketKey(prefix: string, trackerId: string, hour: number, partition = 0): string {
+  return `${prefix}:seen:${trackerId}${partition ? `:p${partition}` : ''}:${hour}`;
 }
 
 /**
  * The keys the dedup script needs for a tracker at `nowMs`: the duplicates list, then the hour
  * buckets from the current one back to the one that holds `nowMs - window`.
  */
-export function dedupKeys(prefix: string, trackerId: string, token: string, windowHours: number, nowMs: number): string[] {
+export function dedupKeys(prefix: string, trackerId: string, token: string, windowHours: number, nowMs: number, partition = 0): string[] {
   const hour = Math.floor(nowMs / BUCKET_MS);
   const keys = [duplicatesKey(prefix, token)];
-  for (let h = hour; h >= hour - windowHours; h--) keys.push(seenBucketKey(prefix, trackerId, h));
+  for (let h = hour; h >= hour - windowHours; h--) keys.push(seenBucketKey(prefix, trackerId, h, partition));
   return keys;
 }
 
@@ -40,7 +41,7 @@ export function bucketExpiresAt(windowHours: number, nowMs: number): number {
 
 /**
  * Marks a job's client-keyed records as seen and names the ones seen before. Runs in the same
- * MULTI as the job's BullMQ add, so a marker never exists without its record nor a record without
+ * script as the job's BullMQ add (src/ingest/keyed-add.ts), so a marker never exists without its record nor a record without
  * its marker. KEYS: duplicates list, current hour's set, older hours' sets (newest first).
  * ARGV: when the current set expires (ms since the epoch), how long the duplicates list lives, then
  * per keyed record its index in the job and its member. A key repeated within the call is a

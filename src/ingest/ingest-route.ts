@@ -141,7 +141,7 @@ export async function ingest(ctx: Context, kind: RecordKind, deps: IngestDeps): 
   if (valid.length > 0) {
     const wait = deps.rateLimiter.take(tracker.id, tracker.rateLimit, valid.length);
     if (wait > 0) throw new ApiError('ERR_RATE_LIMITED', undefined, undefined, { 'Retry-After': String(wait) });
-    const seen = await deps.writer.write(tracker.id, valid, members && { windowHours: tracker.dedupWindowHours, members }, bigInts);
+    const seen = await deps.writer.write({ trackerId: tracker.id, partitions: tracker.partitions }, valid, members && { windowHours: tracker.dedupWindowHours, members }, bigInts);
     if (seen?.includes(true)) {
       seen.forEach((dup, i) => dup && (validResults[i]!.duplicate = true));
       accepted = valid.filter((_, i) => !seen[i]);

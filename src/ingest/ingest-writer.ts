@@ -6,6 +6,7 @@ import type { MemoryBudget } from '../core/redis/memory-budget';
 import type { TrackedRecord } from '../core/records/types';
 import { bucketExpiresAt, dedupKeys, DUPLICATES_TTL_MS } from './dedup';
 import { KeyedAdd } from './keyed-add';
+import { partitionOf, type Keyspace } from '../core/redis/keyspace';
 import { ingestJobData, INGEST_JOB_NAME, type IngestJobData } from '../../jobs/ingest-job';
 
 export interface IngestWriterOptions {
@@ -21,8 +22,8 @@ export interface IngestWriterOptions {
   ackReplicas?: number;
   /** How long to wait for them. */
   ackTimeoutMs?: number;
-  /** Key prefix of the deduplication markers (REDIS_PREFIX). */
-  redisPrefix: string;
+  /** Where each tracker partition's queue and deduplication markers live. */
+  keyspace: Keyspace;
   /** True when the Redis connection can take a command now; false answers 503 at once. */
   isConnected: () => boolean;
   /** Refuses writes at the high watermark (503 ERR_QUEUE_FULL); none: no budget. */
@@ -41,9 +42,33 @@ export interface DedupRequest {
 /** Per record of a request: true when its key was accepted before, within the window (not queued again). */
 export type Duplicates = boolean[];
 
+/** The tracker a request's records are for, and how many partitions it spreads them over. */
+export interface IngestTarget {
+  trackerId: string;
+  /** The tracker's `partitions` setting; 1 keeps every record in partition 0. */
+  partitions: number;
+}
+
+/** The records of one tracker partition in one write: one ingest job. */
+interface JobGroup {
+  trackerId: string;
+  partition: number;
+  shard: number;
+  records: TrackedRecord[];
+  bigInts: boolean;
+  /** Per keyed record, its index in the job and its marker (DEDUP_SCRIPT's ARGV). */
+  args: Array<string | Buffer>;
+  keyed: Array<{ entry: Pending; index: number }>;
+  windowHours: number;
+}
+
+const jobData = (g: JobGroup): IngestJobData => ingestJobData(g.trackerId, g.records, g.bigInts, undefined, g.partition);
+
 interface Pending {
   trackerId: string;
   records: TrackedRecord[];
+  /** Per record, its partition; undefined when all are in partition 0. */
+  partitions: number[] | undefined;
   /** Some record may hold a bigint (normalizeRecord's `bigInts`). */
   bigInts: boolean;
   dedup: DedupRequest | undefined;
@@ -74,13 +99,17 @@ export class IngestWriter {
   private scheduled = false;
   private closed = false;
   private idleWaiters: Array<() => void> = [];
-  private readonly keyedAdd: KeyedAdd;
+  private readonly keyedAdds: KeyedAdd[];
+  private readonly keyspace: Keyspace;
 
+  /** `queues`: the ingest queue of each shard, by shard (jobs/ingest-queues.ts). */
   constructor(
-    private readonly queue: Queue<IngestJobData>,
+    private readonly queues: ReadonlyArray<Queue<IngestJobData>>,
     private readonly opts: IngestWriterOptions,
   ) {
-    this.keyedAdd = new KeyedAdd(queue);
+    this.keyspace = opts.keyspace;
+    if (queues.length !== this.keyspace.shards) throw new RangeError(`${queues.length} ingest queues for ${this.keyspace.shards} shards`);
+    this.keyedAdds = queues.map((q) => new KeyedAdd(q));
   }
 
   /**
@@ -88,13 +117,15 @@ export class IngestWriter {
    * duplicates: those are not queued again, atomically with the others' markers and enqueue.
    * `bigInts`: some record may hold a bigint, which is queued as exact JSON (jobs/ingest-job.ts).
    */
-  write(trackerId: string, records: TrackedRecord[], dedup?: DedupRequest, bigInts = false): Promise<Duplicates | undefined> {
+  write(target: IngestTarget, records: TrackedRecord[], dedup?: DedupRequest, bigInts = false): Promise<Duplicates | undefined> {
+    const { trackerId } = target;
     if (this.closed) return Promise.reject(new ApiError('ERR_SHUTTING_DOWN', undefined, undefined, this.retryAfter()));
     if (!this.opts.isConnected()) return Promise.reject(this.unavailable());
     if (this.opts.memory && !this.opts.memory.admits()) return Promise.reject(this.full());
     const keyed = dedup && dedup.windowHours > 0 && dedup.members.some((m) => m !== undefined) ? dedup : undefined;
     return new Promise<Duplicates | undefined>((resolve, reject) => {
-      const entry: Pending = { trackerId, records, bigInts, dedup: keyed, duplicates: undefined, resolve, reject, deadline: performance.now() + this.opts.timeoutMs, settled: false };
+      const partitions = target.partitions > 1 ? records.map((r) => partitionOf(r, target.partitions)) : undefined;
+      const entry: Pending = { trackerId, records, partitions, bigInts, dedup: keyed, duplicates: undefined, resolve, reject, deadline: performance.now() + this.opts.timeoutMs, settled: false };
       this.pending.push(entry);
       this.waiting.push(entry);
       // No timer means nothing else waits: this write is the oldest, due in timeoutMs.
@@ -175,18 +206,30 @@ export class IngestWriter {
   }
 
   /**
-   * Per tracker, one write: for a tracker with keyed records, its job and the dedup script that marks
-   * them and lists the duplicates among them for the router, as one atomic script (see KeyedAdd);
-   * for one without, its job alone.
+   * Per tracker partition, one job: for a partition with keyed records, its job and the dedup
+   * script that marks them and lists the duplicates among them for the router, as one atomic script
+   * (see KeyedAdd); the others' jobs as one add (or addBulk) per shard queue.
    */
-  private async addWithDedup(batch: Pending[]): Promise<void> {
-    const now = Date.now();
-    const groups = new Map<string, { records: TrackedRecord[]; bigInts: boolean; args: Array<string | Buffer>; keyed: Array<{ entry: Pending; index: number }>; windowHours: number }>();
+  private async addJobs(batch: Pending[]): Promise<void> {
+    const groups = new Map<string, JobGroup>();
+    const groupOf = (trackerId: string, partition: number): JobGroup => {
+      const name = partition === 0 ? trackerId : `${trackerId}/${partition}`;
+      let g = groups.get(name);
+      if (!g) groups.set(name, (g = { trackerId, partition, shard: this.keyspace.shardOf({ trackerId, partition }), records: [], bigInts: false, args: [], keyed: [], windowHours: 0 }));
+      return g;
+    };
     for (const p of batch) {
-      let g = groups.get(p.trackerId);
-      if (!g) groups.set(p.trackerId, (g = { records: [], bigInts: false, args: [], keyed: [], windowHours: 0 }));
-      g.bigInts ||= p.bigInts;
+      if (!p.partitions && !p.dedup) {
+        // The common case: one group takes the request's records as they are.
+        const g = groupOf(p.trackerId, 0);
+        g.bigInts ||= p.bigInts;
+        g.records.push(...p.records);
+        continue;
+      }
       p.records.forEach((record, i) => {
+        const g = groupOf(p.trackerId, p.partitions?.[i] ?? 0);
+        g.bigInts ||= p.bigInts;
+        if (p.dedup) g.windowHours = Math.max(g.windowHours, p.dedup.windowHours);
         const member = p.dedup?.members[i];
         if (member) {
           g.args.push(String(g.records.length), member);
@@ -194,26 +237,41 @@ export class IngestWriter {
         }
         g.records.push(record);
       });
-      if (p.dedup) g.windowHours = Math.max(g.windowHours, p.dedup.windowHours);
     }
-    const writes = [...groups].map(async ([trackerId, g]) => {
-      if (g.keyed.length === 0) {
-        await this.queue.add(INGEST_JOB_NAME, ingestJobData(trackerId, g.records, g.bigInts));
-        return;
-      }
-      const token = randomUUID();
-      const keys = dedupKeys(this.opts.redisPrefix, trackerId, token, g.windowHours, now);
-      const flags = await this.keyedAdd.add(ingestJobData(trackerId, g.records, g.bigInts, token), keys, [String(bucketExpiresAt(g.windowHours, now)), String(DUPLICATES_TTL_MS), ...g.args]);
-      g.keyed.forEach(({ entry, index }, k) => {
-        entry.duplicates ??= entry.records.map(() => false);
-        entry.duplicates[index] = flags[k] === 1;
-      });
-    });
+    const now = Date.now();
+    const plain = new Map<number, JobGroup[]>();
+    const writes: Array<Promise<unknown>> = [];
+    for (const g of groups.values()) {
+      if (g.keyed.length > 0) writes.push(this.addKeyed(g, now));
+      else plain.set(g.shard, [...(plain.get(g.shard) ?? []), g]);
+    }
+    for (const [shard, list] of plain) {
+      const queue = this.queues[shard]!;
+      // addBulk builds an ioredis Pipeline, whose constructor copies every script command BullMQ
+      // defines onto the new object: a cost per write that add() avoids in the common case.
+      if (list.length === 1) writes.push(queue.add(INGEST_JOB_NAME, jobData(list[0]!)));
+      else writes.push(queue.addBulk(list.map((g) => ({ name: INGEST_JOB_NAME, data: jobData(g) }))));
+    }
     // Every write is awaited before the first failure is thrown: no request is answered while a
     // write that holds its records is still under way.
+    if (writes.length === 1) {
+      await writes[0];
+      return;
+    }
     const outcomes = await Promise.allSettled(writes);
     const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
     if (failed) throw failed.reason;
+  }
+
+  private async addKeyed(g: JobGroup, now: number): Promise<void> {
+    const token = randomUUID();
+    const prefix = this.keyspace.shardPrefix(g.shard);
+    const keys = dedupKeys(prefix, g.trackerId, token, g.windowHours, now, g.partition);
+    const flags = await this.keyedAdds[g.shard]!.add(ingestJobData(g.trackerId, g.records, g.bigInts, token, g.partition), keys, [String(bucketExpiresAt(g.windowHours, now)), String(DUPLICATES_TTL_MS), ...g.args]);
+    g.keyed.forEach(({ entry, index }, k) => {
+      entry.duplicates ??= entry.records.map(() => false);
+      entry.duplicates[index] = flags[k] === 1;
+    });
   }
 
   /**
@@ -224,7 +282,8 @@ export class IngestWriter {
   private async awaitReplicas(): Promise<void> {
     const wanted = this.opts.ackReplicas ?? 0;
     if (wanted === 0) return;
-    const client = (await this.queue.getBackend().connection.client) as unknown as { wait(replicas: number, timeoutMs: number): Promise<number> };
+    // The shards' queues share the one producer connection.
+    const client = (await this.queues[0]!.getBackend().connection.client) as unknown as { wait(replicas: number, timeoutMs: number): Promise<number> };
     const acked = await client.wait(wanted, this.opts.ackTimeoutMs ?? 500);
     if (acked < wanted) throw new Error(`${acked} of the ${wanted} replica(s) REDIS_ACK_REPLICAS asks for confirmed the write within ${this.opts.ackTimeoutMs ?? 500} ms; the records may or may not be stored`);
   }
@@ -234,34 +293,18 @@ export class IngestWriter {
     const batch = this.takeBatch();
     this.inflight++;
     this.schedule();
-    const byTracker = new Map<string, TrackedRecord[]>();
-    /** Trackers some of whose records may hold a bigint. */
-    const bigInts = new Set<string>();
     let records = 0;
-    let keyed = false;
+    const trackers = new Set<string>();
     for (const p of batch) {
       records += p.records.length;
-      keyed ||= p.dedup !== undefined;
-      if (p.bigInts) bigInts.add(p.trackerId);
-      const list = byTracker.get(p.trackerId);
-      if (list) list.push(...p.records);
-      else byTracker.set(p.trackerId, p.records.slice());
+      trackers.add(p.trackerId);
     }
     const started = process.hrtime.bigint();
     try {
-      if (keyed) {
-        await this.addWithDedup(batch);
-      } else if (byTracker.size === 1) {
-        // The common case. addBulk builds an ioredis Pipeline, whose constructor copies every
-        // script command BullMQ defines onto the new object: a cost per write that add() avoids.
-        const [trackerId, list] = byTracker.entries().next().value!;
-        await this.queue.add(INGEST_JOB_NAME, ingestJobData(trackerId, list, bigInts.has(trackerId)));
-      } else {
-        await this.queue.addBulk([...byTracker].map(([trackerId, list]) => ({ name: INGEST_JOB_NAME, data: ingestJobData(trackerId, list, bigInts.has(trackerId)) })));
-      }
+      await this.addJobs(batch);
       await this.awaitReplicas();
       this.opts.memory?.wrote(records);
-      this.opts.onFlush?.(records, byTracker.size, Number(process.hrtime.bigint() - started) / 1e9);
+      this.opts.onFlush?.(records, trackers.size, Number(process.hrtime.bigint() - started) / 1e9);
       for (const p of batch) this.settle(p);
     } catch (err) {
       // Redis's own refusal names its scripts and lines: the client gets the relay's words for it.

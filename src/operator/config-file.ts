@@ -16,7 +16,7 @@ export interface DeclaredTracker {
 }
 
 /** Settings the file decides when it states them; `id`, `tokens` and `createdAt` follow their own rules. */
-const FILE_SETTINGS = ['name', 'timeZone', 'corsOrigins', 'rateLimit', 'captureContext', 'dedupWindowHours', 'invalidUnicode', 'destinations', 'sources', 'privacyRules', 'privacySecret'] as const satisfies ReadonlyArray<keyof Tracker>;
+const FILE_SETTINGS = ['name', 'timeZone', 'corsOrigins', 'rateLimit', 'captureContext', 'dedupWindowHours', 'partitions', 'invalidUnicode', 'destinations', 'sources', 'privacyRules', 'privacySecret'] as const satisfies ReadonlyArray<keyof Tracker>;
 
 /**
  * The tracker to store at start, from the file's declaration and what Redis holds. The file wins
@@ -29,6 +29,11 @@ export function mergeDeclaredTracker(stored: Tracker | undefined, declared: Decl
   const merged: Tracker = { ...stored };
   for (const field of FILE_SETTINGS) if (declared.fields.has(field)) (merged as Record<string, unknown>)[field] = declared.tracker[field];
   const warnings: string[] = [];
+  if (merged.partitions < stored.partitions) {
+    // Records queued in the partitions past the new count would never be delivered.
+    warnings.push(`tracker ${stored.id} has ${stored.partitions} partitions and the config file asks for ${merged.partitions}; partitions can grow but not shrink, so it keeps ${stored.partitions}: change the file`);
+    merged.partitions = stored.partitions;
+  }
   const tokens = new Map(stored.tokens.map((t) => [t.token, t]));
   for (const token of declared.tracker.tokens) {
     const current = tokens.get(token.token);

@@ -3,9 +3,10 @@ import { RetryableError } from '../../connectors/errors';
 import { LocalSettingsSchema, warehouseFile } from '../../connectors/local/config';
 import type { ExportedFile, ExportFormat, QueryResult } from '../../connectors/local/query';
 import { errorMessage } from '../../connectors/local/duckdb-errors';
-import { DeadLetterStore } from '../../jobs/dead-letters';
-import { DestinationStatusStore, type DestinationStatus } from '../../jobs/destination-status';
-import { deliveryKeys, trackerBacklogKey } from '../../jobs/keys';
+import { DeadLetterStore, PartitionedDeadLetters, type DeadLetters } from '../../jobs/dead-letters';
+import { combineStatuses, DestinationStatusStore, type DestinationStatus } from '../../jobs/destination-status';
+import { partitionDeliveryKeys, trackerBacklogKey, type DeliveryKeys } from '../../jobs/keys';
+import type { Keyspace, PartitionRef } from '../core/redis/keyspace';
 import type { DestinationService } from './destination-service';
 import { describeIssues, type Destination } from '../core/trackers/types';
 
@@ -36,7 +37,7 @@ export interface DestinationView extends Destination {
 export interface DeliveryAdminDeps {
   destinations: DestinationService;
   redis: Redis;
-  redisPrefix: string;
+  keyspace: Keyspace;
   dataDir: string;
 }
 
@@ -50,7 +51,23 @@ export class DeliveryAdmin {
 
   async listWithStatus(trackerId: string, now = Date.now()): Promise<DestinationView[]> {
     const list = await this.deps.destinations.list(trackerId);
-    return Promise.all(list.map(async (d) => ({ ...d, status: await this.statusStore(trackerId, d.id).read(now) })));
+    const refs = await this.partitionRefs(trackerId);
+    return Promise.all(list.map(async (d) => ({ ...d, status: await this.status(refs, d.id, now) })));
+  }
+
+  /** A destination's status over all its partitions. */
+  private async status(refs: PartitionRef[], destinationId: string, now?: number): Promise<DestinationStatus> {
+    return combineStatuses(await Promise.all(refs.map((ref) => new DestinationStatusStore(this.deps.redis, this.keys(ref, destinationId)).read(now))));
+  }
+
+  /** Each partition of the tracker. */
+  private async partitionRefs(trackerId: string): Promise<PartitionRef[]> {
+    const partitions = await this.deps.destinations.partitions(trackerId);
+    return Array.from({ length: partitions }, (_, partition) => ({ trackerId, partition }));
+  }
+
+  private keys(ref: PartitionRef, destinationId: string): DeliveryKeys {
+    return partitionDeliveryKeys(this.deps.keyspace, { ...ref, destinationId });
   }
 
   /**
@@ -60,22 +77,28 @@ export class DeliveryAdmin {
    * of a destination of that id, or delivered if one of that id is added again.
    */
   async removeDestination(trackerId: string, destinationId: string): Promise<{ queued: number; deadLetters: number }> {
-    const keys = deliveryKeys(this.deps.redisPrefix, { trackerId, destinationId });
-    const status = await this.statusStore(trackerId, destinationId).read();
+    const refs = await this.partitionRefs(trackerId);
+    const status = await this.status(refs, destinationId);
     await this.deps.destinations.remove(trackerId, destinationId);
-    await this.deps.redis.del(keys.stream, keys.cursor, keys.deadLetters, keys.status, keys.lock, keys.spilled, keys.queued);
+    // One DEL per partition: a partition's keys share a slot, different partitions' may not.
+    for (const ref of refs) {
+      const keys = this.keys(ref, destinationId);
+      await this.deps.redis.del(keys.stream, keys.cursor, keys.deadLetters, keys.status, keys.lock, keys.spilled, keys.queued);
+    }
     return { queued: status.queued, deadLetters: status.deadLettered };
   }
 
   /** Records that arrived while the tracker had no destination; the next destination added gets them. */
   async backlog(trackerId: string): Promise<number> {
-    return this.deps.redis.xlen(trackerBacklogKey(this.deps.redisPrefix, trackerId));
+    const lengths = await Promise.all((await this.partitionRefs(trackerId)).map((ref) => this.deps.redis.xlen(trackerBacklogKey(this.deps.keyspace.prefixOf(ref), trackerId, ref.partition))));
+    return lengths.reduce((a, b) => a + b, 0);
   }
 
   /** The dead letters of an existing destination: a mistyped id is an error, not an empty list. */
-  async deadLetters(trackerId: string, destinationId: string): Promise<{ destination: Destination; store: DeadLetterStore }> {
+  async deadLetters(trackerId: string, destinationId: string): Promise<{ destination: Destination; store: DeadLetters }> {
     const destination = await this.deps.destinations.get(trackerId, destinationId);
-    return { destination, store: new DeadLetterStore(this.deps.redis, deliveryKeys(this.deps.redisPrefix, { trackerId, destinationId })) };
+    const stores = (await this.partitionRefs(trackerId)).map((ref) => new DeadLetterStore(this.deps.redis, this.keys(ref, destinationId)));
+    return { destination, store: stores.length === 1 ? stores[0]! : new PartitionedDeadLetters(stores) };
   }
 
   /** `maxRows` caps what is read (the console shows a screenful); the CLI reads everything. */
@@ -116,7 +139,4 @@ export class DeliveryAdmin {
     }
   }
 
-  private statusStore(trackerId: string, destinationId: string): DestinationStatusStore {
-    return new DestinationStatusStore(this.deps.redis, deliveryKeys(this.deps.redisPrefix, { trackerId, destinationId }));
-  }
 }

@@ -59,6 +59,11 @@ export class DestinationService {
     return settings;
   }
 
+  /** The tracker's partition count: each destination is delivered partition by partition. */
+  async partitions(trackerId: string): Promise<number> {
+    return (await this.tracker(trackerId)).partitions;
+  }
+
   async list(trackerId: string): Promise<Destination[]> {
     return (await this.tracker(trackerId)).destinations;
   }
@@ -72,6 +77,9 @@ export class DestinationService {
   async add(trackerId: string, input: AddDestinationInput): Promise<Destination> {
     const tracker = await this.tracker(trackerId);
     const settings = this.checkSettings(input.type, input.settings ?? {});
+    if (this.registry.get(input.type)?.singleWriter && tracker.partitions > 1) {
+      throw new DestinationServiceError('INVALID_SETTINGS', `A ${input.type} destination takes one writer at a time, and tracker ${trackerId} has ${tracker.partitions} partitions delivered in parallel: set its partitions to 1 first, or choose another type.`, 'type');
+    }
     let added: Destination | undefined;
     await this.store.update(tracker.id, (current) => {
       const taken = new Set(current.destinations.map((d) => d.id));

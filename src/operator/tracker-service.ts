@@ -39,6 +39,8 @@ export const CreateTrackerInputSchema = z
     captureContext: z.boolean().optional(),
     /** Hours client keys are remembered; 0 turns deduplication off. */
     dedupWindowHours: z.number().optional(),
+    /** Partitions records are spread over by key; it can grow, never shrink. */
+    partitions: z.number().optional(),
     invalidUnicode: z.enum(['reject', 'replace']).optional(),
     /** Personal-data rules; replaces the list. Each refusal names the rule by its index. */
     privacyRules: PrivacyRulesSchema.optional(),
@@ -147,6 +149,11 @@ export class TrackerService {
       if (patch.rateLimit !== undefined) next.rateLimit = patch.rateLimit;
       if (patch.captureContext !== undefined) next.captureContext = patch.captureContext;
       if (patch.dedupWindowHours !== undefined) next.dedupWindowHours = patch.dedupWindowHours;
+      if (patch.partitions !== undefined) {
+        // Records queued in a partition are delivered by that partition's loop: one that went away would strand them.
+        if (patch.partitions < tracker.partitions) throw new TrackerServiceError('INVALID_INPUT', `Partitions can grow but not shrink: tracker "${tracker.id}" has ${tracker.partitions}, and records queued in the partitions past ${patch.partitions} would never be delivered.`, 'partitions');
+        next.partitions = patch.partitions;
+      }
       if (patch.invalidUnicode !== undefined) next.invalidUnicode = patch.invalidUnicode;
       if (patch.privacyRules !== undefined) next.privacyRules = patch.privacyRules;
       return parse(TrackerSchema, next);

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { queryWarehouse } from '../../connectors/local';
+import { expectUpdatesInOrder, waitForWarehouseRow } from '../helpers/warehouse';
 import { DestinationStatusStore } from '../../jobs/destination-status';
 import { deliveryKeys } from '../../jobs/keys';
 import { spoolDirectory } from '../../jobs/spool';
@@ -113,22 +113,9 @@ test('kill -9 while spilling and while delivering from the spool: nothing lost, 
   }
 
   const file = path.join(dataDir, 'warehouse', 'shop.duckdb');
-  const counts = await waitFor(
-    async () => {
-      try {
-        const r = await queryWarehouse(file, "select count(*)::int, count(distinct _id)::int, count(distinct n)::int from events where _event = 'load'", { lockTimeoutMs: 2000 });
-        return r.rows[0]![0] === EVENTS ? r.rows[0] : undefined;
-      } catch {
-        return undefined;
-      }
-    },
-    { timeoutMs: 90_000, intervalMs: 500, message: `${EVENTS} events in the warehouse` },
-  );
+  const counts = await waitForWarehouseRow(file, "select count(*)::int, count(distinct _id)::int, count(distinct n)::int from events where _event = 'load'", (row) => row[0] === EVENTS, `${EVENTS} events in the warehouse`);
   expect(counts).toEqual([EVENTS, EVENTS, EVENTS]);
-  const users = await queryWarehouse(file, 'select _uid, step from users order by _uid');
-  expect(users.rows).toEqual(Array.from({ length: USERS }, (_, u) => [`u${u}`, String(STEPS - 1)]));
-  const seen = await queryWarehouse(file, `select count(*)::int from users where ${Array.from({ length: STEPS }, (_, s) => `seen_${s}`).join(' and ')}`);
-  expect(seen.rows[0]![0]).toBe(USERS);
+  await expectUpdatesInOrder(file, USERS, STEPS);
 
   await waitFor(async () => (await status.read()).queued === 0, { timeoutMs: 30_000, message: 'nothing left queued' });
   expect(await redis.xlen(keys.stream)).toBe(0);

@@ -2,7 +2,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { queryWarehouse } from '../../connectors/local';
 import { deliveryKeys } from '../../jobs/keys';
 import { TrackerStore } from '../../src/core/trackers/store';
 import { generateToken } from '../../src/core/trackers/tokens';
@@ -11,6 +10,7 @@ import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
 import { freePort } from '../helpers/redis-server';
 import { spawnTributary, waitReady, type TributaryProcess } from '../helpers/tributary-process';
 import { waitFor } from '../helpers/wait';
+import { expectUpdatesInOrder, waitForWarehouseRow } from '../helpers/warehouse';
 
 /**
  * Two API processes and two worker processes on one Redis. The worker that delivers the
@@ -89,21 +89,7 @@ test('2 API + 2 workers, the delivering worker killed mid-batch: every record ex
   expect(killed).toBe(true);
 
   const file = path.join(dataDir, 'warehouse', 'shop.duckdb');
-  const counts = await waitFor(
-    async () => {
-      try {
-        const r = await queryWarehouse(file, "select count(*)::int, count(distinct _id)::int from events where _event = 'load'", { lockTimeoutMs: 2000 });
-        return r.rows[0]![0] === EVENTS ? r.rows[0] : undefined;
-      } catch {
-        return undefined;
-      }
-    },
-    { timeoutMs: 90_000, intervalMs: 500, message: `${EVENTS} events in the warehouse` },
-  );
+  const counts = await waitForWarehouseRow(file, "select count(*)::int, count(distinct _id)::int from events where _event = 'load'", (row) => row[0] === EVENTS, `${EVENTS} events in the warehouse`);
   expect(counts).toEqual([EVENTS, EVENTS]);
-
-  const users = await queryWarehouse(file, 'select _uid, step from users order by _uid');
-  expect(users.rows).toEqual(Array.from({ length: USERS }, (_, u) => [`u${u}`, String(STEPS - 1)]));
-  const seen = await queryWarehouse(file, `select count(*)::int from users where ${Array.from({ length: STEPS }, (_, s) => `seen_${s}`).join(' and ')}`);
-  expect(seen.rows[0]![0]).toBe(USERS);
+  await expectUpdatesInOrder(file, USERS, STEPS);
 });

@@ -30,7 +30,7 @@ export async function startTestApi(env: Record<string, string> = {}, trackerFiel
   const prefix = uniquePrefix('api');
   const config = loadConfig({ REDIS_PREFIX: prefix, LOG_LEVEL: 'silent', ...env });
   const runtime = createApiRuntime(config, redisUrl, createLogger('silent'), createMetrics(false), admin);
-  await runtime.queue.waitUntilReady();
+  await runtime.ready();
 
   let n = 0;
   const addTracker = async (fields: Partial<Tracker> = {}) => {
@@ -50,9 +50,9 @@ export async function startTestApi(env: Record<string, string> = {}, trackerFiel
     token,
     addTracker,
     queuedRecords: async () => {
-      const jobs: Array<Job<IngestJobData>> = await runtime.queue.getJobs(['waiting', 'prioritized', 'delayed', 'active', 'completed'], 0, -1, true);
-      return jobs
-        .sort((a, b) => Number(a.id) - Number(b.id))
+      const perShard = await Promise.all(runtime.queues.map((q) => q.getJobs(['waiting', 'prioritized', 'delayed', 'active', 'completed'], 0, -1, true) as Promise<Array<Job<IngestJobData>>>));
+      return perShard
+        .flatMap((jobs) => jobs.sort((a, b) => Number(a.id) - Number(b.id)))
         .flatMap((job) => recordTexts(job.data).map((text) => ({ ...(parseExactJson(text) as TrackedRecord), trackerId: job.data.trackerId })));
     },
     close: async () => {

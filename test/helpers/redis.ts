@@ -13,12 +13,15 @@ export async function deletePrefix(prefix: string, url = TEST_REDIS_URL): Promis
   const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
   try {
     await redis.connect();
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
-    } while (cursor !== '0');
+    // With several shards, the relay-wide keys are under `{prefix}` and a shard's under `{prefix:n}` (src/core/redis/keyspace.ts).
+    for (const pattern of [`${prefix}:*`, `{${prefix}}:*`, `{${prefix}:*`]) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+        cursor = next;
+        if (keys.length > 0) await redis.del(...keys);
+      } while (cursor !== '0');
+    }
   } finally {
     redis.disconnect();
   }

@@ -2,6 +2,7 @@ import type { Queue } from 'bullmq';
 import { ApiError } from '../../src/core/errors';
 import type { IngestJobData } from '../../jobs/ingest-job';
 import { IngestWriter } from '../../src/ingest/ingest-writer';
+import { Keyspace } from '../../src/core/redis/keyspace';
 import type { TrackedRecord } from '../../src/core/records/types';
 
 /** A queue whose writes hang until released, to see the writer's timeout from both sides. */
@@ -14,8 +15,9 @@ function hangingQueue() {
   return { queue, writes };
 }
 
+const T = { trackerId: 't', partitions: 1 };
 const record = (n: number): TrackedRecord => ({ kind: 'event', id: `id-${n}`, receivedAt: '2026-01-01T00:00:00.000Z', event: 'e', properties: {} });
-const options = { timeoutMs: 80, maxBatchRecords: 1000, maxInflight: 1, retryAfterSeconds: 1, redisPrefix: 'unused', isConnected: () => true };
+const options = { timeoutMs: 80, maxBatchRecords: 1000, maxInflight: 1, retryAfterSeconds: 1, keyspace: new Keyspace('unused', 1), isConnected: () => true };
 
 async function refusal(promise: Promise<unknown>): Promise<ApiError> {
   const err = await promise.then(() => undefined, (e: unknown) => e);
@@ -25,11 +27,11 @@ async function refusal(promise: Promise<unknown>): Promise<ApiError> {
 
 test('a write Redis does not confirm in time is a 503, and one still waiting its turn is withdrawn, not sent later', async () => {
   const { queue, writes } = hangingQueue();
-  const writer = new IngestWriter(queue, options);
-  const sent = writer.write('t', [record(1)]);
+  const writer = new IngestWriter([queue], options);
+  const sent = writer.write(T, [record(1)]);
   await new Promise((r) => setImmediate(r));
   // The first write is in flight (maxInflight 1): this one waits for its turn.
-  const waiting = writer.write('t', [record(2)]);
+  const waiting = writer.write(T, [record(2)]);
   const started = performance.now();
   const [first, second] = await Promise.all([refusal(sent), refusal(waiting)]);
   expect(performance.now() - started).toBeGreaterThanOrEqual(60);
@@ -45,10 +47,10 @@ test('a write Redis does not confirm in time is a 503, and one still waiting its
 
 test('writes confirmed in time resolve, and later writes get their own full timeout', async () => {
   const { queue, writes } = hangingQueue();
-  const writer = new IngestWriter(queue, { ...options, maxInflight: 2 });
-  const a = writer.write('t', [record(1)]);
+  const writer = new IngestWriter([queue], { ...options, maxInflight: 2 });
+  const a = writer.write(T, [record(1)]);
   await new Promise((r) => setTimeout(r, 50));
-  const b = writer.write('t', [record(2)]);
+  const b = writer.write(T, [record(2)]);
   await new Promise((r) => setImmediate(r));
   writes[0]!.release();
   await a;

@@ -4,6 +4,7 @@ import { duplicatesKey, INGEST_QUEUE, type IngestJobData } from '../../jobs/inge
 import type { TrackedRecord } from '../../src/core/records/types';
 import { dedupMember } from '../../src/ingest/dedup';
 import { IngestWriter } from '../../src/ingest/ingest-writer';
+import { Keyspace } from '../../src/core/redis/keyspace';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
 
 /**
@@ -21,7 +22,7 @@ beforeAll(async () => {
   monitorConnection = new Redis(TEST_REDIS_URL);
   queue = new Queue<IngestJobData>(INGEST_QUEUE, { connection: redis, prefix });
   await queue.waitUntilReady();
-  writer = new IngestWriter(queue, { timeoutMs: 5000, maxBatchRecords: 1000, maxInflight: 4, retryAfterSeconds: 1, redisPrefix: prefix, isConnected: () => redis.status === 'ready' });
+  writer = new IngestWriter([queue], { timeoutMs: 5000, maxBatchRecords: 1000, maxInflight: 4, retryAfterSeconds: 1, keyspace: new Keyspace(prefix, 1), isConnected: () => redis.status === 'ready' });
 });
 afterAll(async () => {
   await writer.close();
@@ -54,9 +55,9 @@ async function commandsDuring(run: () => Promise<unknown>): Promise<string[]> {
 
 test('one script call per keyed write, no MULTI: the job and its markers enter Redis together', async () => {
   // A first write loads the script (EVALSHA answered NOSCRIPT, then EVAL) and BullMQ's queue meta.
-  await writer.write('warm-up', [event('w-1')], keyed([event('w-1')]));
+  await writer.write({ trackerId: 'warm-up', partitions: 1 }, [event('w-1')], keyed([event('w-1')]));
   const records = [event('k-1'), event('k-2')];
-  const sent = await commandsDuring(() => writer.write('t1', records, keyed(records)));
+  const sent = await commandsDuring(() => writer.write({ trackerId: 't1', partitions: 1 }, records, keyed(records)));
   expect(sent).toEqual(['EVALSHA']);
 
   const jobs = (await queue.getJobs(['wait'])).filter((j) => j.data.trackerId === 't1');
@@ -71,7 +72,7 @@ test('one script call per keyed write, no MULTI: the job and its markers enter R
 
 test('a retried key is answered as a duplicate and its index listed for the router, beside a new one', async () => {
   const records = [event('k-2'), event('k-3')];
-  const duplicates = await writer.write('t1', records, keyed(records));
+  const duplicates = await writer.write({ trackerId: 't1', partitions: 1 }, records, keyed(records));
   expect(duplicates).toEqual([true, false]);
   const jobs = await queue.getJobs(['wait']);
   const latest = jobs.find((j) => j.data.records[0]!.id === 'k-2')!;
@@ -82,7 +83,7 @@ test('keyed and unkeyed trackers in one flush: each gets its own job, the keyed 
   const before = await queue.count();
   const a = [event('m-1')];
   const b = [event('plain-1')];
-  const [da, db] = await Promise.all([writer.write('t2', a, keyed(a)), writer.write('t3', b)]);
+  const [da, db] = await Promise.all([writer.write({ trackerId: 't2', partitions: 1 }, a, keyed(a)), writer.write({ trackerId: 't3', partitions: 1 }, b)]);
   expect(da).toEqual([false]);
   expect(db).toBeUndefined();
   expect(await queue.count()).toBe(before + 2);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_PARTITIONS } from '../redis/keyspace';
 import { isValidTimeZone } from '../records/event-time';
 import { PrivacyRulesSchema, PrivacySecretSchema } from './privacy-rules';
 
@@ -98,6 +99,13 @@ export const TrackerSchema = z.object({
    * within this window is answered but not queued again. 0 turns it off; at most 7 days.
    */
   dedupWindowHours: z.number().int().min(0).max(MAX_DEDUP_WINDOW_HOURS).default(24),
+  /**
+   * Partitions the tracker's records are spread over by their key (`_uid` for users, `_sid` for
+   * sessions, `_uid`/`_sid`/`_id` for events; src/core/redis/keyspace.ts): each is routed and
+   * delivered on its own, in parallel with the others, with updates of one key in the order they
+   * were accepted. For a tracker whose traffic outgrows one routing step or one destination writer.
+   */
+  partitions: z.number().int().min(1).max(MAX_PARTITIONS).default(1),
   /** Text with a lone UTF-16 surrogate: refuse the record with a 400 naming the field, or store U+FFFD. */
   invalidUnicode: z.enum(['reject', 'replace']).default('reject'),
   destinations: z.array(DestinationSchema).default([]),

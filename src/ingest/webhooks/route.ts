@@ -119,7 +119,7 @@ async function receive(deps: IngestDeps, ctx: Context, tracker: Tracker, source:
   const keyed = fields.id !== undefined && tracker.dedupWindowHours > 0;
   const wait = deps.rateLimiter.take(tracker.id, tracker.rateLimit, 1);
   if (wait > 0) throw new ApiError('ERR_RATE_LIMITED', undefined, undefined, { 'Retry-After': String(wait) });
-  const seen = await deps.writer.write(tracker.id, [record], keyed ? { windowHours: tracker.dedupWindowHours, members: [dedupMember('event', record.id)] } : undefined, holdsBigInt(record.properties));
+  const seen = await deps.writer.write({ trackerId: tracker.id, partitions: tracker.partitions }, [record], keyed ? { windowHours: tracker.dedupWindowHours, members: [dedupMember('event', record.id)] } : undefined, holdsBigInt(record.properties));
   const duplicate = seen?.[0] === true;
   if (duplicate) deps.metrics.recordsDuplicate.inc({ tracker: tracker.id, kind: 'event' });
   else deps.metrics.recordsAccepted.inc({ kind: 'event' });

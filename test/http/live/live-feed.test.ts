@@ -239,7 +239,7 @@ describe('across processes', () => {
   let otherServer: { server: http.Server; base: string };
   beforeAll(async () => {
     other = createApiRuntime(loadConfig({ REDIS_PREFIX: api.prefix, LOG_LEVEL: 'silent' }), TEST_REDIS_URL, createLogger('silent'), createMetrics(false));
-    await other.queue.waitUntilReady();
+    await other.ready();
     otherServer = await listen(other.app.callback());
   });
   afterAll(async () => {
