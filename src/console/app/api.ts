@@ -79,6 +79,7 @@ export interface TrackerInput {
   rateLimit?: RateLimit | null;
   captureContext?: boolean;
   dedupWindowHours?: number;
+  partitions?: number;
 }
 
 export const api = {

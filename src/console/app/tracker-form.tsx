@@ -13,6 +13,7 @@ export interface TrackerFormValues {
   burst: string;
   captureContext: boolean;
   dedupWindowHours: string;
+  partitions: string;
 }
 
 export function valuesOf(tracker?: Tracker): TrackerFormValues {
@@ -25,6 +26,7 @@ export function valuesOf(tracker?: Tracker): TrackerFormValues {
     burst: tracker?.rateLimit?.burst !== undefined ? String(tracker.rateLimit.burst) : '',
     captureContext: tracker?.captureContext ?? false,
     dedupWindowHours: String(tracker?.dedupWindowHours ?? 24),
+    partitions: String(tracker?.partitions ?? 1),
   };
 }
 
@@ -32,7 +34,7 @@ export function valuesOf(tracker?: Tracker): TrackerFormValues {
 export function trackerFieldKey(field: string): string | undefined {
   if (field.startsWith('rateLimit.burst')) return 'burst';
   const first = field.split('.')[0]!;
-  const known: Record<string, string> = { name: 'name', id: 'id', timeZone: 'timeZone', corsOrigins: 'cors', rateLimit: 'rate', captureContext: 'captureContext', dedupWindowHours: 'dedupWindowHours' };
+  const known: Record<string, string> = { name: 'name', id: 'id', timeZone: 'timeZone', corsOrigins: 'cors', rateLimit: 'rate', captureContext: 'captureContext', dedupWindowHours: 'dedupWindowHours', partitions: 'partitions' };
   return known[first];
 }
 
@@ -45,6 +47,8 @@ export function checkValues(v: TrackerFormValues): FieldErrors {
   if (v.burst.trim() !== '' && v.rate.trim() === '') errors.burst = 'A burst needs a rate limit.';
   const hours = Number(v.dedupWindowHours);
   if (v.dedupWindowHours.trim() === '' || !Number.isInteger(hours) || hours < 0 || hours > 168) errors.dedupWindowHours = 'A whole number of hours from 0 (off) to 168 (7 days).';
+  const partitions = Number(v.partitions);
+  if (v.partitions.trim() === '' || !Number.isInteger(partitions) || partitions < 1 || partitions > 64) errors.partitions = 'A whole number of partitions from 1 to 64.';
   return errors;
 }
 
@@ -56,6 +60,7 @@ export function inputOf(v: TrackerFormValues, create: boolean): TrackerInput {
     corsOrigins: origins.length > 0 ? origins : ['*'],
     captureContext: v.captureContext,
     dedupWindowHours: Number(v.dedupWindowHours),
+    partitions: Number(v.partitions),
   };
   if (v.rate.trim() !== '') input.rateLimit = { recordsPerSecond: Number(v.rate), ...(v.burst.trim() !== '' ? { burst: Number(v.burst) } : {}) };
   else if (!create) input.rateLimit = null;
@@ -107,6 +112,9 @@ export function TrackerFields({ values, onChange, errors, withId }: { values: Tr
       </div>
       <Field label="Deduplication window (hours)" hint={<>A record whose <code>_id</code> or <code>Idempotency-Key</code> was accepted this recently is answered but not stored again. 0 turns it off; at most 168 (7 days).</>} error={errors.dedupWindowHours}>
         {(p) => <input {...p} type="number" min="0" max="168" step="1" inputMode="numeric" value={values.dedupWindowHours} onInput={(e) => set('dedupWindowHours', e.currentTarget.value)} />}
+      </Field>
+      <Field label="Partitions" hint={<>Records are spread over this many partitions by <code>_uid</code> (users) and <code>_sid</code> (sessions), each routed and delivered in parallel, one key's updates in order. For a tracker whose traffic outgrows one writer; it can grow, never shrink. Google Sheets takes 1 only.</>} error={errors.partitions}>
+        {(p) => <input {...p} type="number" min="1" max="64" step="1" inputMode="numeric" value={values.partitions} onInput={(e) => set('partitions', e.currentTarget.value)} />}
       </Field>
       <Field inline label="Capture request context" hint="Store the client IP, user agent and referer with each record." error={errors.captureContext}>
         {(p) => <input {...p} type="checkbox" checked={values.captureContext} onChange={(e) => set('captureContext', e.currentTarget.checked)} />}

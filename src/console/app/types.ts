@@ -49,6 +49,7 @@ export interface Tracker {
   rateLimit: RateLimit | null;
   captureContext: boolean;
   dedupWindowHours: number;
+  partitions: number;
   destinations: Destination[];
   privacyRules: PrivacyRule[];
   /** Always `[redacted]` over the admin API. */
