@@ -133,6 +133,14 @@ test('developer metadata at the spreadsheet level: created by batchUpdate, atomi
   expect(got.data.developerMetadata?.map((m) => m.metadataKey)).toEqual(['tributary.events']);
 });
 
+test('a credential without Drive storage (a service account) cannot create a spreadsheet, but writes shared ones', async () => {
+  const ss = fake.createSpreadsheet();
+  fake.noStorage.add('anonymous');
+  expect(await failure(api.spreadsheets.create({ requestBody: { properties: { title: 'x' } } }))).toEqual({ status: 403, error: { code: 403, message: "The user's Drive storage quota has been exceeded.", status: 'PERMISSION_DENIED' } });
+  await api.spreadsheets.values.update({ spreadsheetId: ss.id, range: 'Sheet1!A1', valueInputOption: 'RAW', requestBody: { values: [['ok']] } });
+  expect(fake.values(ss.id, 'Sheet1')).toEqual([['ok']]);
+});
+
 test('spreadsheets.create refuses a grid beyond the cell limit', async () => {
   const small = await SheetsFake.start({ cellLimit: 100 });
   try {
