@@ -85,3 +85,15 @@ export function toConnectorError(err: unknown, ctx: ErrorContext): ConnectorErro
   }
   return classifyHttpStatus(status, `Sheets API error ${status}: ${message}`, { reason: body?.status });
 }
+
+/**
+ * Google's words when it refuses spreadsheets.create for lack of permission (401/403), or
+ * undefined for any other failure. Since 2025 Google gives service accounts no Drive storage: they
+ * read and write spreadsheets shared with them but cannot own new ones ("The user's Drive storage
+ * quota has been exceeded."). https://developers.google.com/workspace/drive/api/guides/about-shareddrives
+ */
+export function createRefusal(err: unknown): { status: number; said: string } | undefined {
+  const res = isHttpFailure(err) ? err.response : undefined;
+  if (res?.status !== 401 && res?.status !== 403) return undefined;
+  return { status: res.status, said: googleError(res.data)?.message ?? `HTTP ${res.status}` };
+}

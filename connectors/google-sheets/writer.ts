@@ -148,7 +148,7 @@ export class SheetsWriter implements DestinationWriter {
 
   /** One batch: at most one read round (two after a person edited a tab), then the writes of the plan. Returns the write requests made. */
   private async flush(targets: Target[], signal: AbortSignal): Promise<number> {
-    this.spreadsheetId ??= await resolveSpreadsheet(this.ctx, this.client, this.settings, signal);
+    this.spreadsheetId ??= await resolveSpreadsheet(this.ctx, this.client, this.settings, this.identity, signal);
     const id = this.spreadsheetId;
     const layout = (this.layout ??= Layout.from(await this.client.get(id, signal)));
     const tabs: PlanTab[] = [];

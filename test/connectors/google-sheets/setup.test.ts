@@ -39,6 +39,15 @@ test('createSpreadsheet: created once, its id kept in the data directory and reu
   expect(existsSync(file)).toBe(true);
 });
 
+test('createSpreadsheet with a service account, which Google lets own no files: a ConfigurationError saying what to do', async () => {
+  h.fake.noStorage.add('anonymous');
+  const w = await h.open({ spreadsheetId: undefined, createSpreadsheet: true });
+  const err = await w.test(signal()).catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(ConfigurationError);
+  expect((err as Error).message).toMatch(/^Google refused to create the spreadsheet \(The user's Drive storage quota has been exceeded\.\): a service account owns no Drive storage.* set spreadsheetId to its id instead of createSpreadsheet\.$/);
+  expect(existsSync(path.join(h.dataDir, 'google-sheets', 'shop', 'sheets.json'))).toBe(false);
+});
+
 test('wrong id, no permission, API disabled: ConfigurationError with a readable message', async () => {
   const missing = await h.open({ spreadsheetId: 'x'.repeat(44) });
   await expect(missing.test(signal())).rejects.toThrow(ConfigurationError);
