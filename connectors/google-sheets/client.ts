@@ -20,8 +20,8 @@ export interface ClientOptions {
   sleep: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
-/** Only what the writer needs of a spreadsheet: its title and each tab's id, title and grid. */
-const SPREADSHEET_FIELDS = 'spreadsheetId,properties.title,sheets.properties(sheetId,title,index,gridProperties(rowCount,columnCount))';
+/** Only what the writer needs of a spreadsheet: its title, each tab's id, title and grid, and the spreadsheets its events continue in. */
+const SPREADSHEET_FIELDS = 'spreadsheetId,properties.title,sheets.properties(sheetId,title,index,gridProperties(rowCount,columnCount)),developerMetadata(metadataKey,metadataValue)';
 
 /**
  * The Sheets v4 calls the connector makes, and nothing else. Every call first waits for the

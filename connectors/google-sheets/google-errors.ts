@@ -18,6 +18,8 @@ interface GoogleError {
 
 export interface ErrorContext {
   spreadsheetId: string | undefined;
+  /** Set when `spreadsheetId` is one the events of this spreadsheet continue in. */
+  continuationOf?: string | undefined;
   identity: string;
   now: number;
 }
@@ -75,6 +77,9 @@ export function toConnectorError(err: unknown, ctx: ErrorContext): ConnectorErro
   }
   if (status === 403) return new ConfigurationError(`No permission on ${sheet}: share it with ${ctx.identity} as Editor (${message})`, { status, reason: body?.status });
   if (status === 401) return new ConfigurationError(`Google refused the credentials (${ctx.identity}): ${message}`, { status, reason: body?.status });
+  if (status === 404 && ctx.continuationOf) {
+    return new ConfigurationError(`${sheet}, where the events of spreadsheet ${ctx.continuationOf} continue since it was full, was not found (deleted?): set a new spreadsheetId to start over (${message})`, { status, reason: body?.status });
+  }
   if (status === 404) return new ConfigurationError(`${sheet} was not found: check spreadsheetId (${message})`, { status, reason: body?.status });
   if (status === 400) {
     if (/exceeds grid limits|Unable to parse range|already exists|No grid with id/i.test(message)) {

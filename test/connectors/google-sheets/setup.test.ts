@@ -60,11 +60,11 @@ test('wrong id, no permission, API disabled: ConfigurationError with a readable 
   await expect(w.test(signal())).rejects.toMatchObject({ kind: 'configuration', details: { reason: 'SERVICE_DISABLED' } });
 });
 
-test('capacity: delivery pauses before the cell limit, and resumes once an old month is deleted', async () => {
+test('capacity with whenFull: pause: delivery pauses before the cell limit, and resumes once an old month is deleted', async () => {
   await h.close();
   h = await startHarness({ cellLimit: 1_000 });
   h.clock.set(Date.UTC(2026, 9, 31, 12));
-  const w = await h.open({ maxCells: 900 });
+  const w = await h.open({ maxCells: 900, whenFull: 'pause' });
   // Sheet1 holds 26 000 cells in a real new spreadsheet; here the whole book may hold 1 000.
   const ss = h.fake.spreadsheets.get(h.spreadsheetId)!;
   ss.sheets[0]!.props.gridProperties = { rowCount: 10, columnCount: 10 };
