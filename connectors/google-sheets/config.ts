@@ -74,7 +74,7 @@ export const GoogleSheetsSettingsSchema = z
       .describe(
         'Sheets API read requests per minute allowed per credential, shared by the destinations of a process. Google allows 60 per user and 300 per project. Default: 60.',
       ),
-    /** Delivery pauses before a write would take the spreadsheet past this many cells (Google's limit: 10 000 000). Default 9 500 000. */
+    /** No write takes a spreadsheet past this many cells (Google's limit: 10 000 000): events move on, or delivery pauses (`whenFull`). Default 9 500 000. */
     maxCells: z
       .number()
       .int()
@@ -82,7 +82,7 @@ export const GoogleSheetsSettingsSchema = z
       .max(10_000_000)
       .optional()
       .describe(
-        "Delivery pauses (records stay queued) before a write would take the spreadsheet past this many cells, empty cells of every tab included. Google's limit: 10000000. Default: 9500000.",
+        "No write takes a spreadsheet past this many cells, empty cells of every tab included: before it would, events move on to the next spreadsheet or delivery pauses with the records queued (see whenFull). Google's limit: 10000000. Default: 9500000.",
       ),
     /**
      * What happens when the next events would take the spreadsheet past `maxCells`:
