@@ -7,7 +7,7 @@ import { rowsOf, tableRange } from './a1';
 import { resolveAuth } from './auth';
 import { Book } from './book';
 import { budgetsFor, type Budgets } from './budget';
-import { type SheetsCapacity } from './capacity';
+import type { SheetsCapacity } from './capacity';
 import { SheetsClient, type StructureRequest } from './client';
 import { resolveSettings, type GoogleSheetsSettings, type ResolvedSettings } from './config';
 import { continuationsOf, type Continuation } from './continuation';
