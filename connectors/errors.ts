@@ -40,14 +40,16 @@ export class ConfigurationError extends ConnectorError {
 
 /**
  * HTTP status → error class, as the big destination frameworks do it: 408, 423, 429 and 5xx
- * (but 501) are worth retrying; 401 and 403 are access problems the owner must fix; other 4xx are
- * permanent for the records that caused them.
+ * (but 501) are worth retrying; 401, 403, 404 and 407 (a proxy's credentials) are problems the
+ * owner must fix; other 4xx are permanent for the records that caused them.
  */
 export function classifyHttpStatus(status: number, message: string, extra: { reason?: string; retryAfterMs?: number } = {}): ConnectorError {
   if (status === 408 || status === 423 || status === 429 || (status >= 500 && status !== 501)) {
     return new RetryableError(message, { status, ...extra });
   }
   if (status === 401 || status === 403 || status === 404) return new ConfigurationError(message, { status, ...extra });
+  // The proxy between us and the destination wants credentials: a setting, not the records' fault.
+  if (status === 407) return new ConfigurationError(`${message} (the proxy refused the request: give its credentials in HTTPS_PROXY, http://user:password@host:port)`, { status, ...extra });
   return new PermanentError(message, { status, ...extra });
 }
 

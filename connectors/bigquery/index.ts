@@ -26,11 +26,14 @@ export { baseColumnName, hashedColumnName } from './names';
  * A property's column is created (tables.patch with the full schema) when the property first
  * arrives with a non-null value, typed from that value: whole numbers within 64 bits → INT64,
  * wider ones (up to 128 bits) → BIGNUMERIC, other numbers → FLOAT64, booleans → BOOL, strings →
- * STRING, objects and arrays → JSON. Columns never change type. A later value of another type (a
- * string in an INT64 column, a fraction in an INT64 column…) leaves that row's column NULL; the
- * value is in `_properties` (`JSON_VALUE(_properties, '$.plan')`). A whole number in a FLOAT64
- * column is stored as is within 2^53; beyond, the cell is NULL rather than rounded.
- * `null` never creates a column.
+ * STRING, objects and arrays → JSON. One change of type happens, the widening BigQuery allows by
+ * DDL (ALTER COLUMN SET DATA TYPE; tables.patch refuses type changes): an INT64 column meeting a
+ * fraction becomes FLOAT64, one meeting a whole number beyond 64 bits becomes BIGNUMERIC, stored
+ * rows keeping their values (schema.ts). An INT64 column holding a whole number beyond 2^53 stays
+ * INT64 (FLOAT64 would round it), as does one BigQuery refuses to alter. Any other value of another
+ * type (a string in an INT64 column…) leaves that row's column NULL; the value is in `_properties`
+ * (`JSON_VALUE(_properties, '$.plan')`). A whole number in a FLOAT64 column is stored as is within
+ * 2^53; beyond, the cell is NULL rather than rounded. `null` never creates a column.
  *
  * Whole numbers beyond 2^53 go to INT64 and BIGNUMERIC as decimal strings in the insertAll JSON,
  * which BigQuery reads exactly. In `_properties` and JSON columns they are bare numbers within

@@ -7,6 +7,7 @@ import type { RecordOutcome } from '../types';
 import type { InsertRow, RowErrors } from './client';
 import { planColumns, type PropertyColumn, type TableState } from './columns';
 import { foldName } from './names';
+import { columnTypeOf } from './tables';
 import { storedEventIds } from './stored-events';
 import { withTableLock } from './table-lock';
 import type { PartResult, WriteDeps } from './write-part';
@@ -60,6 +61,13 @@ function eventRow(record: TrackedRecord, columns: ReadonlyMap<string, PropertyCo
   return { row: new OpaqueRow(record.id, json), bytes };
 }
 
+/** Whether the table's column of that name is one Tributary widened from INT64 (FLOAT64 or BIGNUMERIC now). */
+function widenedColumn(state: TableState, location: string): boolean {
+  const field = state.fields.find((f) => foldName(f.name) === foldName(location));
+  const type = field ? columnTypeOf(field.type) : undefined;
+  return type === 'float' || type === 'hugeint';
+}
+
 /** The outcome of a row insertAll answered with errors. */
 function rowOutcome(errors: RowErrors['errors'], state: TableState): RecordOutcome {
   const invalid = errors.find((e) => e.reason === 'invalid');
@@ -68,6 +76,10 @@ function rowOutcome(errors: RowErrors['errors'], state: TableState): RecordOutco
     // (https://cloud.google.com/bigquery/docs/managing-table-schemas): not the row's fault.
     if (/^no such field/i.test(invalid.message) && state.taken.has(foldName(invalid.location))) {
       return { status: 'retry', error: new RetryableError(`BigQuery does not accept the new column ${invalid.location} for streaming yet`, { reason: 'schemaPropagation' }) };
+    }
+    // Likewise a column widened moments ago: streaming checks values against its old INT64 type for a while.
+    if (/to integer/i.test(invalid.message) && widenedColumn(state, invalid.location)) {
+      return { status: 'retry', error: new RetryableError(`BigQuery does not accept the widened column ${invalid.location} for streaming yet`, { reason: 'schemaPropagation' }) };
     }
     const where = invalid.location ? `${invalid.location}: ` : '';
     return { status: 'failed', error: new PermanentError(`BigQuery refused this row: ${where}${invalid.message}`, { status: 400, reason: 'invalid' }) };
@@ -112,9 +124,9 @@ export async function writeEvents(deps: WriteDeps, records: readonly TrackedReco
     for (const id of stored) outcomes.set(id, { status: 'ok' });
     events = events.filter((r) => !stored.has(r.id));
   }
-  const plan = planColumns(state, events.map((r) => r.properties), deps.settings.maxColumns);
-  if (plan.add.length > 0) {
-    state = await withTableLock(`${deps.settings.projectId}:${deps.settings.dataset}.${table}`, () => deps.schema.evolve('event', state, plan, signal), signal);
+  let plan = planColumns(state, events.map((r) => r.properties), deps.settings.maxColumns);
+  if (plan.add.length > 0 || plan.widen.length > 0) {
+    ({ state, plan } = await withTableLock(`${deps.settings.projectId}:${deps.settings.dataset}.${table}`, () => deps.schema.evolve('event', state, plan, signal), signal));
   }
 
   const sized: Array<{ row: InsertRow; bytes: number }> = [];

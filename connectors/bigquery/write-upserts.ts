@@ -66,8 +66,7 @@ export async function writeUpserts(deps: WriteDeps, kind: UpsertKind, records: r
     const state = await deps.schema.table(kind, signal);
     const stored = await readStored(deps, kind, path, changes.map((c) => c.key), signal);
     const states = changes.map((c) => applyChange(stored.get(c.key), c.properties));
-    const plan = planColumns(state, states, deps.settings.maxColumns);
-    await deps.schema.evolve(kind, state, plan, signal);
+    const { plan } = await deps.schema.evolve(kind, state, planColumns(state, states, deps.settings.maxColumns), signal);
 
     const mentioned = new Set(changes.flatMap((c, i) => [...Object.keys(stored.get(c.key) ?? {}), ...Object.keys(states[i]!)]));
     const layout = mergeLayout(kind, plan, mentioned);

@@ -30,7 +30,7 @@ const asConnectorError = (err: unknown): ConnectorError => (err instanceof Conne
 export function createBigQueryWriter(ctx: DestinationContext<BigQuerySettings>): DestinationWriter {
   const settings = resolveSettings(ctx.settings);
   const api = new BigQueryApi(settings);
-  const schema = new SchemaCache(api, settings);
+  const schema = new SchemaCache(api, settings, ctx.logger);
   const deps: WriteDeps = { api, schema, settings };
   const written = new RecentIds(200_000);
   /** Events sent without a definite answer: looked up before they are sent again. */

@@ -1,6 +1,7 @@
 import { sheets, type MethodOptions, type sheets_v4 } from 'googleapis/build/src/apis/sheets';
 import { withDeadline } from '../../src/core/deadline';
 import { RetryableError } from '../errors';
+import { agentFetch } from '../shared/agent-fetch';
 import type { SheetsAuth } from './auth';
 import type { Budgets } from './budget';
 
@@ -19,8 +20,8 @@ export interface ClientOptions {
   sleep: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
-/** Only what the writer needs of a spreadsheet: its title and each tab's id, title and grid. */
-const SPREADSHEET_FIELDS = 'spreadsheetId,properties.title,sheets.properties(sheetId,title,index,gridProperties(rowCount,columnCount))';
+/** Only what the writer needs of a spreadsheet: its title, each tab's id, title and grid, and the spreadsheets its events continue in. */
+const SPREADSHEET_FIELDS = 'spreadsheetId,properties.title,sheets.properties(sheetId,title,index,gridProperties(rowCount,columnCount)),developerMetadata(metadataKey,metadataValue)';
 
 /**
  * The Sheets v4 calls the connector makes, and nothing else. Every call first waits for the
@@ -35,9 +36,11 @@ export class SheetsClient {
     // The sheets module alone loads in a fraction of the time of the whole googleapis index.
     // Node's own fetch rather than gaxios' lazily imported node-fetch (an ES module that jest's
     // CommonJS runtime cannot load); gaxios documents native fetch as a supported implementation.
+    // Native fetch ignores the proxy agent gaxios picks from HTTPS_PROXY / NO_PROXY: agentFetch
+    // sends those requests through it (shared/agent-fetch.ts).
     // No `timeout` here: gaxios would combine it with our signal by `AbortSignal.any`, which Node 20
     // can garbage-collect while a request hangs (see src/core/deadline.ts); each call has its own deadline.
-    this.api = sheets({ version: 'v4', auth: opts.auth, rootUrl: opts.endpoint, retry: false, fetchImplementation: fetch });
+    this.api = sheets({ version: 'v4', auth: opts.auth, rootUrl: opts.endpoint, retry: false, fetchImplementation: agentFetch });
   }
 
   /** Waits for the credential's read or write budget, then makes one call under its deadline. */

@@ -8,13 +8,13 @@ const tabName = z
   .max(90)
   .refine((s) => !/[\u0000-\u001f]/.test(s), 'a tab name cannot contain control characters');
 
+const spreadsheetIdSchema = z.string().regex(/^[A-Za-z0-9_-]{10,200}$/, 'a spreadsheet id is the part of the URL between /d/ and /edit');
+
 /** Settings of a `google-sheets` destination. */
 export const GoogleSheetsSettingsSchema = z
   .strictObject({
     /** The spreadsheet, as in its URL `docs.google.com/spreadsheets/d/<id>/edit`. Share it with the service account as Editor. */
-    spreadsheetId: z
-      .string()
-      .regex(/^[A-Za-z0-9_-]{10,200}$/, 'a spreadsheet id is the part of the URL between /d/ and /edit')
+    spreadsheetId: spreadsheetIdSchema
       .optional()
       .describe(
         "The spreadsheet's id: the part of its URL between /d/ and /edit (docs.google.com/spreadsheets/d/<id>/edit). Share the spreadsheet with the service account's e-mail as Editor. Required unless createSpreadsheet is on.",
@@ -74,7 +74,7 @@ export const GoogleSheetsSettingsSchema = z
       .describe(
         'Sheets API read requests per minute allowed per credential, shared by the destinations of a process. Google allows 60 per user and 300 per project. Default: 60.',
       ),
-    /** Delivery pauses before a write would take the spreadsheet past this many cells (Google's limit: 10 000 000). Default 9 500 000. */
+    /** No write takes a spreadsheet past this many cells (Google's limit: 10 000 000): events move on, or delivery pauses (`whenFull`). Default 9 500 000. */
     maxCells: z
       .number()
       .int()
@@ -82,7 +82,30 @@ export const GoogleSheetsSettingsSchema = z
       .max(10_000_000)
       .optional()
       .describe(
-        "Delivery pauses (records stay queued) before a write would take the spreadsheet past this many cells, empty cells of every tab included. Google's limit: 10000000. Default: 9500000.",
+        "No write takes a spreadsheet past this many cells, empty cells of every tab included: before it would, events move on to the next spreadsheet or delivery pauses with the records queued (see whenFull). Google's limit: 10000000. Default: 9500000.",
+      ),
+    /**
+     * What happens when the next events would take the spreadsheet past `maxCells`:
+     * `new-spreadsheet`: events continue in the next of `nextSpreadsheetIds`, else in a spreadsheet
+     * Tributary creates; users and sessions stay. `pause`: delivery pauses until room is made.
+     * Default `new-spreadsheet`.
+     */
+    whenFull: z
+      .enum(['new-spreadsheet', 'pause'])
+      .optional()
+      .describe(
+        'What happens when the next events would take the spreadsheet past maxCells. new-spreadsheet: events continue in the next spreadsheet of nextSpreadsheetIds, or when none is left in one Tributary creates (which a service account cannot: Google gives it no Drive storage), with the same tabs and headers; users and sessions stay in this one. pause: delivery pauses, records stay queued, until old tabs are deleted or spreadsheetId changes. Default: new-spreadsheet.',
+      ),
+    /**
+     * Spreadsheets events continue in, in this order, when the one they go to is full. Create them
+     * yourself and share them with the service account as Editor: they stay yours. Default none.
+     */
+    nextSpreadsheetIds: z
+      .array(spreadsheetIdSchema)
+      .max(100)
+      .optional()
+      .describe(
+        "Spreadsheets events continue in, in this order, each time the one they go to is full (whenFull: new-spreadsheet), e.g. [\"1AbC…\"]. Create them in your Drive and share them with the service account's e-mail as Editor, as spreadsheetId: they stay yours and visible to you. Without them Tributary creates a spreadsheet, which works only with credentials that may own files (a person's, not a service account's). Default: none.",
       ),
     /** A request without an answer after this long is abandoned and retried by the delivery loop. Default 60 000 ms. */
     requestTimeoutMs: z
@@ -98,6 +121,10 @@ export const GoogleSheetsSettingsSchema = z
       ctx.addIssue({ code: 'custom', path: ['spreadsheetId'], message: 'set either spreadsheetId or createSpreadsheet: true (not both)' });
     }
     checkGoogleAuth(s, ctx);
+    const next = s.nextSpreadsheetIds ?? [];
+    if (new Set(next).size < next.length || (s.spreadsheetId !== undefined && next.includes(s.spreadsheetId))) {
+      ctx.addIssue({ code: 'custom', path: ['nextSpreadsheetIds'], message: 'list each spreadsheet once, and not spreadsheetId itself' });
+    }
     const t = tabNames(s);
     if (new Set([t.users, t.sessions, t.events].map((n) => n.toLowerCase())).size < 3) {
       ctx.addIssue({ code: 'custom', path: ['tabs'], message: 'the users, sessions and events tabs need three different names' });
@@ -128,6 +155,7 @@ export const DEFAULTS = {
   writeRequestsPerMinute: 60,
   readRequestsPerMinute: 60,
   maxCells: 9_500_000,
+  whenFull: 'new-spreadsheet',
   requestTimeoutMs: 60_000,
 } as const;
 
@@ -138,6 +166,8 @@ export interface ResolvedSettings {
   writeRequestsPerMinute: number;
   readRequestsPerMinute: number;
   maxCells: number;
+  whenFull: 'new-spreadsheet' | 'pause';
+  nextSpreadsheetIds: readonly string[];
   requestTimeoutMs: number;
 }
 
@@ -148,6 +178,8 @@ export function resolveSettings(s: GoogleSheetsSettings): ResolvedSettings {
     writeRequestsPerMinute: s.writeRequestsPerMinute ?? DEFAULTS.writeRequestsPerMinute,
     readRequestsPerMinute: s.readRequestsPerMinute ?? DEFAULTS.readRequestsPerMinute,
     maxCells: s.maxCells ?? DEFAULTS.maxCells,
+    whenFull: s.whenFull ?? DEFAULTS.whenFull,
+    nextSpreadsheetIds: s.nextSpreadsheetIds ?? [],
     requestTimeoutMs: s.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs,
   };
 }

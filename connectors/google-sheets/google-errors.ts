@@ -18,6 +18,8 @@ interface GoogleError {
 
 export interface ErrorContext {
   spreadsheetId: string | undefined;
+  /** Set when `spreadsheetId` is one the events of this spreadsheet continue in. */
+  continuationOf?: string | undefined;
   identity: string;
   now: number;
 }
@@ -75,6 +77,9 @@ export function toConnectorError(err: unknown, ctx: ErrorContext): ConnectorErro
   }
   if (status === 403) return new ConfigurationError(`No permission on ${sheet}: share it with ${ctx.identity} as Editor (${message})`, { status, reason: body?.status });
   if (status === 401) return new ConfigurationError(`Google refused the credentials (${ctx.identity}): ${message}`, { status, reason: body?.status });
+  if (status === 404 && ctx.continuationOf) {
+    return new ConfigurationError(`${sheet}, where the events of spreadsheet ${ctx.continuationOf} continue since it was full, was not found (deleted?): set a new spreadsheetId to start over (${message})`, { status, reason: body?.status });
+  }
   if (status === 404) return new ConfigurationError(`${sheet} was not found: check spreadsheetId (${message})`, { status, reason: body?.status });
   if (status === 400) {
     if (/exceeds grid limits|Unable to parse range|already exists|No grid with id/i.test(message)) {
@@ -84,4 +89,16 @@ export function toConnectorError(err: unknown, ctx: ErrorContext): ConnectorErro
     return new PermanentError(`Sheets refused the batch: ${message}`, { status, reason: body?.status });
   }
   return classifyHttpStatus(status, `Sheets API error ${status}: ${message}`, { reason: body?.status });
+}
+
+/**
+ * Google's words when it refuses spreadsheets.create for lack of permission (401/403), or
+ * undefined for any other failure. Since 2025 Google gives service accounts no Drive storage: they
+ * read and write spreadsheets shared with them but cannot own new ones ("The user's Drive storage
+ * quota has been exceeded."). https://developers.google.com/workspace/drive/api/guides/about-shareddrives
+ */
+export function createRefusal(err: unknown): { status: number; said: string } | undefined {
+  const res = isHttpFailure(err) ? err.response : undefined;
+  if (res?.status !== 401 && res?.status !== 403) return undefined;
+  return { status: res.status, said: googleError(res.data)?.message ?? `HTTP ${res.status}` };
 }

@@ -51,9 +51,18 @@ export { CELL_CHARACTER_LIMIT, TRUNCATION_MARKER } from './values';
  * RetryableError whose `retryAfterMs` reaches into the next minute; googleapis' own retries are off.
  *
  * ## Capacity
- * Google counts every grid cell toward 10 M per spreadsheet. Before a write would pass `maxCells`
- * (default 9.5 M) delivery pauses with a ConfigurationError telling to archive old monthly tabs or
- * set a new spreadsheet; records stay queued. `SheetsWriter.capacity()` reports the figures.
+ * Google counts every grid cell toward 10 M per spreadsheet and refuses writes past it. Before a
+ * write would pass `maxCells` (default 9.5 M), with `whenFull: 'new-spreadsheet'` (default) the
+ * batch's events move on to the next of `nextSpreadsheetIds` or, when none is left, to a
+ * spreadsheet the writer creates (`<title> · events 2`; Google refuses that to service accounts,
+ * which own no Drive storage: delivery then pauses saying so), with the full tabs' headers. It is
+ * recorded as developer metadata on the destination's spreadsheet before anything is written there
+ * (continuation.ts), so every worker and restart writes to the same one; a re-sent batch is looked
+ * for in both (prepare.ts). Users and sessions stay in the destination's
+ * spreadsheet: when they no longer fit, or with `whenFull: 'pause'`, delivery pauses with a
+ * ConfigurationError telling to archive old tabs or set a new spreadsheet; records stay queued.
+ * Warnings are logged at 80 % and 90 % of each spreadsheet. `SheetsWriter.capacity()` and
+ * `details()` report the figures and where events go.
  *
  * ## Errors
  * 401, 403 (no access, API disabled), 404 (spreadsheet) → ConfigurationError; 429, 5xx, timeouts →

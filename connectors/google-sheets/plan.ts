@@ -29,6 +29,8 @@ export interface Plan {
   appends: TabAppend[];
   /** Cells the grid grows by (new tabs, new columns, new rows): checked against the capacity. */
   growth: number;
+  /** The part of `growth` due to events tabs: what a new spreadsheet can take when this one is full. */
+  eventGrowth: number;
   /** Each tab's header once the flush is written. */
   headers: Map<TabState, string[]>;
 }
@@ -42,6 +44,8 @@ export interface PlanTab {
   /** undefined: the tab does not exist yet. */
   grid: TabGrid | undefined;
   reading: TabReading | undefined;
+  /** For a tab without a header yet: the columns to start with, in order (the same tab's header in the spreadsheet events continued from). */
+  seed?: readonly string[];
 }
 
 /**
@@ -51,10 +55,13 @@ export interface PlanTab {
  * to append (events not found already written; users and sessions without a row yet).
  */
 export function planFlush(tabs: PlanTab[]): Plan {
-  const plan: Plan = { newTabs: [], widen: [], values: [], appends: [], growth: 0, headers: new Map() };
-  for (const { target, state, grid, reading } of tabs) {
+  const plan: Plan = { newTabs: [], widen: [], values: [], appends: [], growth: 0, eventGrowth: 0, headers: new Map() };
+  for (const { target, state, grid, reading, seed } of tabs) {
+    const growthBefore = plan.growth;
     const sources = target.kind === 'event' ? target.records : target.changes;
-    const change = evolveHeader(reading?.header ?? [], wantedColumns(target.kind, sources));
+    const current = reading?.header ?? [];
+    const wanted = wantedColumns(target.kind, sources);
+    const change = evolveHeader(current, current.length === 0 && seed ? [...seed.filter((name) => name !== ''), ...wanted] : wanted);
     const header = change.header;
     plan.headers.set(state, header);
     const cols = columnsOf(header);
@@ -92,6 +99,7 @@ export function planFlush(tabs: PlanTab[]): Plan {
       plan.appends.push({ title: target.title, state, width: header.length, rows, keys: target.kind === 'event' ? undefined : keys });
       plan.growth += rows.length * width;
     }
+    if (target.kind === 'event') plan.eventGrowth += plan.growth - growthBefore;
   }
   return plan;
 }

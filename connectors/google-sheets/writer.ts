@@ -5,16 +5,19 @@ import { guardWrite, writeStopped } from '../shared/write-guard';
 import type { DestinationContext, DestinationDetails, DestinationWriter, RecordOutcome, TestReport, WriteOptions } from '../types';
 import { rowsOf, tableRange } from './a1';
 import { resolveAuth } from './auth';
+import { Book } from './book';
 import { budgetsFor, type Budgets } from './budget';
-import { checkCapacity, type SheetsCapacity } from './capacity';
+import type { SheetsCapacity } from './capacity';
 import { SheetsClient, type StructureRequest } from './client';
-import { BATCH_LIMITS, resolveSettings, type GoogleSheetsSettings, type ResolvedSettings } from './config';
+import { resolveSettings, type GoogleSheetsSettings, type ResolvedSettings } from './config';
+import { continuationsOf, type Continuation } from './continuation';
 import { LAYOUT_CHANGED, toConnectorError } from './google-errors';
-import { Layout, newTabState, type TabState } from './layout';
+import { Layout, newTabState } from './layout';
 import { eventsTabFor, partition } from './partition';
-import { NEW_TAB_ROWS, planFlush, type Plan, type PlanTab, type TabAppend, type Target } from './plan';
-import { readTabs, type TabView } from './reads';
+import { NEW_TAB_ROWS, type Plan, type TabAppend, type Target } from './plan';
+import { makeRoom, prepare, type Prepared, type Room } from './prepare';
 import { chunkRows } from './rows';
+import { spreadsheetUrl } from './spreadsheet-file';
 import { resolveSpreadsheet } from './spreadsheet-source';
 
 export interface WriterDeps {
@@ -23,10 +26,7 @@ export interface WriterDeps {
   sleep: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
-/** Rows read at the end of an events tab after a (re)start: a batch, Google's 1 000 default blank rows, and margin. */
-const TAIL_ROWS = 2 * BATCH_LIMITS.maxRecords + 1000;
-
-const keysOf = (t: Target) => (t.kind === 'event' ? t.records.map((r) => r.id) : t.changes.map((c) => c.key));
+const percent = (cells: number | undefined, max: number) => (cells === undefined ? null : Math.round((cells / max) * 1000) / 10);
 
 /** One google-sheets destination's writer. See index.ts for the behaviour it implements. */
 export class SheetsWriter implements DestinationWriter {
@@ -34,11 +34,14 @@ export class SheetsWriter implements DestinationWriter {
   private readonly client: SheetsClient;
   private readonly budgets: Budgets;
   private readonly identity: string;
-  private readonly tabs = new Map<string, TabState>();
-  private layout: Layout | undefined;
-  private spreadsheetId: string | undefined;
+  /** The destination's own spreadsheet: users, sessions, and events until it was full. */
+  private home: Book | undefined;
+  /** Spreadsheets events continued in, oldest first, as the home spreadsheet records them (continuation.ts). */
+  private chain: Continuation[] = [];
+  private readonly books = new Map<string, Book>();
+  /** The spreadsheet of the request in progress, for error messages. */
+  private current: string | undefined;
   private closed = false;
-  private warnedAt = 0;
 
   constructor(
     private readonly ctx: DestinationContext<GoogleSheetsSettings>,
@@ -57,7 +60,7 @@ export class SheetsWriter implements DestinationWriter {
     const part = partition(records, this.settings);
     // Some events may be in the sheet from an attempt whose success this writer saw (moving the
     // delivery cursor failed after it): look at the tabs' ends again, as a writer that just opened does.
-    if (options?.resend) for (const title of part.events.keys()) this.state(title, 'event').endRow = undefined;
+    if (options?.resend) for (const book of this.books.values()) for (const s of book.tabs.values()) if (s.kind === 'event') s.endRow = undefined;
     const targets: Target[] = [...part.events].map(([title, list]): Target => ({ kind: 'event', title, records: list }));
     if (part.users.length > 0) targets.push({ kind: 'user', title: this.settings.tabs.users, changes: part.users });
     if (part.sessions.length > 0) targets.push({ kind: 'session', title: this.settings.tabs.sessions, changes: part.sessions });
@@ -68,7 +71,7 @@ export class SheetsWriter implements DestinationWriter {
   /** Makes sure the spreadsheet, the three tabs and their headers exist, and that we may write. */
   async test(signal: AbortSignal): Promise<TestReport> {
     this.guard(signal);
-    this.forgetLayout();
+    this.forgetLayouts();
     const targets: Target[] = [
       { kind: 'user', title: this.settings.tabs.users, changes: [] },
       { kind: 'session', title: this.settings.tabs.sessions, changes: [] },
@@ -78,12 +81,20 @@ export class SheetsWriter implements DestinationWriter {
       const writes = await this.flush(targets, signal);
       if (writes > 0) return;
       // Reading proves little: a viewer may read. Renaming a tab to its own name is a write that changes nothing.
-      const grid = this.layout!.get(this.settings.tabs.users)!;
-      await this.client.structure(this.spreadsheetId!, [{ updateSheetProperties: { properties: { sheetId: grid.sheetId, title: grid.title }, fields: 'title' } }], signal);
+      const grid = this.home!.layout!.get(this.settings.tabs.users)!;
+      await this.client.structure(this.home!.id, [{ updateSheetProperties: { properties: { sheetId: grid.sheetId, title: grid.title }, fields: 'title' } }], signal);
     });
-    this.ctx.logger.info({ spreadsheetId: this.spreadsheetId, cells: this.layout?.totalCells }, 'google-sheets destination ready');
-    const notes = [`spreadsheet ${this.spreadsheetId}: ${this.layout?.totalCells ?? 0} of ${this.settings.maxCells} cells used`];
-    if (!this.ctx.settings.spreadsheetId) notes.push(`created by Tributary: set spreadsheetId=${this.spreadsheetId} and share it with the people who should see it`);
+    const c = this.capacity();
+    this.ctx.logger.info({ spreadsheetId: c.spreadsheetId, cells: c.cells, eventsSpreadsheetId: c.eventsSpreadsheetId }, 'google-sheets destination ready');
+    const notes = [`spreadsheet ${c.spreadsheetId}: ${c.cells ?? 0} of ${c.maxCells} cells used`];
+    if (!this.ctx.settings.spreadsheetId) notes.push(`created by Tributary: set spreadsheetId=${c.spreadsheetId} and share it with the people who should see it`);
+    const last = this.chain.at(-1);
+    if (last) {
+      const owner = this.settings.nextSpreadsheetIds.includes(last.spreadsheetId) ? '' : ` It was created by ${this.identity}: share it with the people who should see it.`;
+      notes.push(
+        `spreadsheet ${c.spreadsheetId} was full on ${last.createdAt}: events continue in spreadsheet ${last.spreadsheetId} (${spreadsheetUrl(last.spreadsheetId)}), ${c.eventsCells ?? 0} of ${c.maxCells} cells used.${owner} Users and sessions stay in ${c.spreadsheetId}.`,
+      );
+    }
     return { notes };
   }
 
@@ -94,8 +105,12 @@ export class SheetsWriter implements DestinationWriter {
       spreadsheetId: c.spreadsheetId ?? null,
       cells: c.cells ?? null,
       maxCells: c.maxCells,
-      usedPercent: c.usedRatio === undefined ? null : Math.round(c.usedRatio * 1000) / 10,
+      usedPercent: percent(c.cells, c.maxCells),
       eventsTab: c.eventsTab,
+      eventsSpreadsheetId: c.eventsSpreadsheetId ?? null,
+      eventsSpreadsheetUrl: c.eventsSpreadsheetId ? spreadsheetUrl(c.eventsSpreadsheetId) : null,
+      eventsCells: c.eventsCells ?? null,
+      eventsUsedPercent: percent(c.eventsCells, c.maxCells),
     };
   }
 
@@ -105,18 +120,21 @@ export class SheetsWriter implements DestinationWriter {
 
   /** Where the writer stands against the 10 M-cell limit, as last seen. */
   capacity(): SheetsCapacity {
-    const cells = this.layout?.totalCells;
+    const cells = this.home?.layout?.totalCells;
+    const last = this.chain.at(-1);
     return {
-      spreadsheetId: this.spreadsheetId,
+      spreadsheetId: this.home?.id,
       cells,
       maxCells: this.settings.maxCells,
       usedRatio: cells === undefined ? undefined : cells / this.settings.maxCells,
       eventsTab: eventsTabFor(new Date(this.deps.now()), this.settings),
+      eventsSpreadsheetId: last?.spreadsheetId,
+      eventsCells: last ? this.books.get(last.spreadsheetId)?.layout?.totalCells : undefined,
     };
   }
 
-  private forgetLayout(): void {
-    this.layout = undefined;
+  private forgetLayouts(): void {
+    for (const book of this.books.values()) book.layout = undefined;
   }
 
   private guard(signal: AbortSignal): void {
@@ -128,10 +146,10 @@ export class SheetsWriter implements DestinationWriter {
       return await fn();
     } catch (err) {
       const now = this.deps.now();
-      const error = signal.aborted && !(err instanceof ConnectorError) ? writeStopped(err) : toConnectorError(err, { spreadsheetId: this.spreadsheetId, identity: this.identity, now });
-      // Whatever failed, the grid may have changed (a lost append still grew it): read it again next time.
-      this.forgetLayout();
-      if (error.details.reason === LAYOUT_CHANGED) this.tabs.clear();
+      const error = signal.aborted && !(err instanceof ConnectorError) ? writeStopped(err) : toConnectorError(err, { spreadsheetId: this.current ?? this.home?.id, continuationOf: this.continuationOf(this.current), identity: this.identity, now });
+      // Whatever failed, the grids may have changed (a lost append still grew one): read them again next time.
+      this.forgetLayouts();
+      if (error.details.reason === LAYOUT_CHANGED) for (const book of this.books.values()) book.tabs.clear();
       if (error instanceof RetryableError && error.details.status === 429 && error.retryAfterMs) {
         this.budgets.write.block(now + error.retryAfterMs);
         this.budgets.read.block(now + error.retryAfterMs);
@@ -140,28 +158,70 @@ export class SheetsWriter implements DestinationWriter {
     }
   }
 
-  private state(title: string, kind: TabState['kind']): TabState {
-    let s = this.tabs.get(title.toLowerCase());
-    if (!s) this.tabs.set(title.toLowerCase(), (s = newTabState(kind)));
-    return s;
+  /** The home spreadsheet, when `id` is one its events continue in. */
+  private continuationOf(id: string | undefined): string | undefined {
+    return id !== undefined && this.chain.some((c) => c.spreadsheetId === id) ? this.home?.id : undefined;
   }
 
-  /** One batch: at most one read round (two after a person edited a tab), then the writes of the plan. Returns the write requests made. */
-  private async flush(targets: Target[], signal: AbortSignal): Promise<number> {
-    this.spreadsheetId ??= await resolveSpreadsheet(this.ctx, this.client, this.settings, signal);
-    const id = this.spreadsheetId;
-    const layout = (this.layout ??= Layout.from(await this.client.get(id, signal)));
-    const tabs: PlanTab[] = [];
-    const views = new Map<PlanTab, TabView>();
-    for (const target of targets) {
-      const tab: PlanTab = { target, state: this.state(target.title, target.kind), grid: layout.get(target.title), reading: undefined };
-      tabs.push(tab);
-      if (tab.grid) views.set(tab, { grid: tab.grid, state: tab.state, keys: keysOf(target) });
+  private bookFor(id: string): Book {
+    let book = this.books.get(id);
+    if (!book) this.books.set(id, (book = new Book(id)));
+    return book;
+  }
+
+  /** A spreadsheet with its layout read (one spreadsheets.get, then cached until a failure). */
+  private async open(id: string, signal: AbortSignal): Promise<Book> {
+    const book = this.bookFor(id);
+    if (!book.layout) {
+      this.current = id;
+      const spreadsheet = await this.client.get(id, signal);
+      book.layout = Layout.from(spreadsheet);
+      if (book === this.home) this.chain = continuationsOf(spreadsheet);
     }
-    const readings = await readTabs(this.client, id, [...views.values()], TAIL_ROWS, signal);
-    for (const [tab, view] of views) tab.reading = readings.get(view);
-    const plan = planFlush(tabs);
-    this.warnedAt = checkCapacity({ spreadsheetId: id, cells: layout.totalCells, growth: plan.growth, settings: this.settings, logger: this.ctx.logger, warnedAt: this.warnedAt });
+    return book;
+  }
+
+  /**
+   * One batch: the reads (one values.batchGet per spreadsheet written to; one more after a person
+   * edited a tab, or after a restart once events continue in another spreadsheet), the room check
+   * (which may move events on to a new spreadsheet), then the writes of each plan. Returns the
+   * write requests made.
+   */
+  private async flush(targets: Target[], signal: AbortSignal): Promise<number> {
+    this.home ??= this.bookFor(await resolveSpreadsheet(this.ctx, this.client, this.settings, this.identity, signal));
+    const home = await this.open(this.home.id, signal);
+    const last = this.chain.at(-1);
+    const events = last ? await this.open(last.spreadsheetId, signal) : home;
+    const groups = new Map<Book, Target[]>();
+    for (const t of targets) {
+      const book = t.kind === 'event' ? events : home;
+      groups.set(book, [...(groups.get(book) ?? []), t]);
+    }
+    const room: Room = {
+      client: this.client,
+      settings: this.settings,
+      logger: this.ctx.logger,
+      identity: this.identity,
+      now: this.deps.now,
+      home,
+      chain: this.chain,
+      open: (id) => this.open(id, signal),
+      book: (id) => this.bookFor(id),
+      setCurrent: (id) => void (this.current = id),
+      addContinuation: (c) => void this.chain.push(c),
+    };
+    const prepared: Prepared[] = [];
+    for (const [book, list] of groups) prepared.push(...(await makeRoom(room, await prepare(room, book, list, signal), signal)));
+    let writes = 0;
+    for (const p of prepared) writes += await this.commit(p, signal);
+    return writes;
+  }
+
+  /** A plan's writes: new tabs and wider grids, then header and row updates, then appends. */
+  private async commit({ book, tabs, plan }: Prepared, signal: AbortSignal): Promise<number> {
+    const id = book.id;
+    const layout = book.layout!;
+    this.current = id;
     let writes = 0;
     if (plan.newTabs.length > 0 || plan.widen.length > 0) writes += await this.structure(id, layout, plan, signal);
     if (plan.values.length > 0) {

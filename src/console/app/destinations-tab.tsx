@@ -136,6 +136,15 @@ function DestinationItem({ trackerId, destination: d, connectors, onChanged, onS
         </div>
       </dl>
       {d.status.paused && <p class="notice error">Paused: {d.status.paused}</p>}
+      {typeof d.status.details?.eventsSpreadsheetUrl === 'string' && (
+        <p class="notice">
+          The spreadsheet was full: events continue in{' '}
+          <a href={d.status.details.eventsSpreadsheetUrl} target="_blank" rel="noreferrer">
+            {String(d.status.details.eventsSpreadsheetId)}
+          </a>
+          ; users and sessions stay. Share it with the people who should see it.
+        </p>
+      )}
       {d.status.lastError && (
         <p class="last-error">
           Last error ({d.status.lastError.kind}): {d.status.lastError.message}

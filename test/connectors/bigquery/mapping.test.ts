@@ -1,5 +1,5 @@
 import { clientOptions } from '../../../connectors/bigquery/client';
-import { planColumns, stateFromFields } from '../../../connectors/bigquery/columns';
+import { applyPlan, planColumns, stateFromFields, withoutWidenings } from '../../../connectors/bigquery/columns';
 import { BigQuerySettingsSchema, resolveSettings } from '../../../connectors/bigquery/config';
 import { mergeSql } from '../../../connectors/bigquery/merge-sql';
 import { structArray } from '../../../connectors/bigquery/query-params';
@@ -72,6 +72,22 @@ describe('column plan', () => {
     const plan = planColumns(empty(), [props({ a: 1, b: 2, c: 3 })], 2);
     expect(plan.add.map((f) => f.name)).toEqual(['a', 'b']);
     expect(plan.columns.has('c')).toBe(false);
+  });
+
+  it('widens an existing INT64 column for a fraction (FLOAT64) or a whole number beyond 64 bits (BIGNUMERIC), unless it must keep its type', () => {
+    const state = stateFromFields('event', [...fixedFields('event'), { name: 'n', type: 'INTEGER' }, { name: 'm', type: 'INTEGER' }, { name: 'k', type: 'INTEGER' }, { name: 's', type: 'STRING' }]);
+    state.keepType.add('k');
+    const plan = planColumns(state, [props({ n: 1, m: 2, k: 3, s: 'x' }), props({ n: 1.5, m: 2n ** 70n, k: 0.5, s: 2.5 })], 100);
+    expect(plan.add).toEqual([]);
+    expect(plan.widen).toEqual([
+      { column: 'n', type: 'float' },
+      { column: 'm', type: 'hugeint' },
+    ]);
+    expect([...plan.columns].map(([p, c]) => `${p}:${c.type}`)).toEqual(['n:float', 'm:hugeint', 'k:integer', 's:string']);
+    const applied = applyPlan(state, withoutWidenings(plan, new Set(['m'])), ['m']);
+    expect(applied.fields.slice(-4).map((f) => `${f.name}:${f.type}`)).toEqual(['n:FLOAT64', 'm:INTEGER', 'k:INTEGER', 's:STRING']);
+    expect(applied.owners.get('m')?.type).toBe('integer');
+    expect(applied.keepType).toEqual(new Set(['k', 'm']));
   });
 
   it('never gives a property a column named like Tributary’s own', () => {

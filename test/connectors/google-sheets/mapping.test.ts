@@ -3,6 +3,7 @@ import { GoogleSheetsSettingsSchema } from '../../../connectors/google-sheets';
 import { columnLetters, rowsOf, tableRange } from '../../../connectors/google-sheets/a1';
 import { resolveAuth } from '../../../connectors/google-sheets/auth';
 import { RequestBudget } from '../../../connectors/google-sheets/budget';
+import { resolveSettings } from '../../../connectors/google-sheets/config';
 import { toConnectorError } from '../../../connectors/google-sheets/google-errors';
 import { evolveHeader } from '../../../connectors/google-sheets/header';
 import { eventsTabFor } from '../../../connectors/google-sheets/partition';
@@ -98,6 +99,13 @@ test('settings: a spreadsheet id or createSpreadsheet, one kind of credentials, 
   expect(parse({ createSpreadsheet: true, tabs: { users: 'Data', events: 'data' } }).success).toBe(false);
   expect(parse({ createSpreadsheet: true, writeRequestsPerMinute: 301 }).success).toBe(false);
   expect(parse({ createSpreadsheet: true, extra: 1 }).success).toBe(false);
+  const id = '1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgvE2upms';
+  const next = '1CyjNWt1YSB6oGNeLwCeCZkhnVVqqumct85PhF3vqnt';
+  expect(parse({ spreadsheetId: id, nextSpreadsheetIds: [next], whenFull: 'pause' }).success).toBe(true);
+  expect(parse({ spreadsheetId: id, nextSpreadsheetIds: [next, next] }).error?.issues[0]?.message).toBe('list each spreadsheet once, and not spreadsheetId itself');
+  expect(parse({ spreadsheetId: id, nextSpreadsheetIds: [id] }).success).toBe(false);
+  expect(parse({ spreadsheetId: id, whenFull: 'archive' }).success).toBe(false);
+  expect(resolveSettings(parse({ spreadsheetId: id }).data!)).toMatchObject({ whenFull: 'new-spreadsheet', nextSpreadsheetIds: [], maxCells: 9_500_000 });
 });
 
 test('credentials: inline key, key file, none with an endpoint, else Application Default Credentials', () => {

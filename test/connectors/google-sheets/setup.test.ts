@@ -39,6 +39,15 @@ test('createSpreadsheet: created once, its id kept in the data directory and reu
   expect(existsSync(file)).toBe(true);
 });
 
+test('createSpreadsheet with a service account, which Google lets own no files: a ConfigurationError saying what to do', async () => {
+  h.fake.noStorage.add('anonymous');
+  const w = await h.open({ spreadsheetId: undefined, createSpreadsheet: true });
+  const err = await w.test(signal()).catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(ConfigurationError);
+  expect((err as Error).message).toMatch(/^Google refused to create the spreadsheet \(The user's Drive storage quota has been exceeded\.\): a service account owns no Drive storage.* set spreadsheetId to its id instead of createSpreadsheet\.$/);
+  expect(existsSync(path.join(h.dataDir, 'google-sheets', 'shop', 'sheets.json'))).toBe(false);
+});
+
 test('wrong id, no permission, API disabled: ConfigurationError with a readable message', async () => {
   const missing = await h.open({ spreadsheetId: 'x'.repeat(44) });
   await expect(missing.test(signal())).rejects.toThrow(ConfigurationError);
@@ -51,11 +60,11 @@ test('wrong id, no permission, API disabled: ConfigurationError with a readable 
   await expect(w.test(signal())).rejects.toMatchObject({ kind: 'configuration', details: { reason: 'SERVICE_DISABLED' } });
 });
 
-test('capacity: delivery pauses before the cell limit, and resumes once an old month is deleted', async () => {
+test('capacity with whenFull: pause: delivery pauses before the cell limit, and resumes once an old month is deleted', async () => {
   await h.close();
   h = await startHarness({ cellLimit: 1_000 });
   h.clock.set(Date.UTC(2026, 9, 31, 12));
-  const w = await h.open({ maxCells: 900 });
+  const w = await h.open({ maxCells: 900, whenFull: 'pause' });
   // Sheet1 holds 26 000 cells in a real new spreadsheet; here the whole book may hold 1 000.
   const ss = h.fake.spreadsheets.get(h.spreadsheetId)!;
   ss.sheets[0]!.props.gridProperties = { rowCount: 10, columnCount: 10 };

@@ -96,7 +96,7 @@ export function createApi(catalog: Catalog, opts: ApiOptions, stats: ApiStats) {
     stats.sql.push(job.query.query);
     const result = await runQuery(catalog, job.query, opts);
     stats.statements[result.statementType] = (stats.statements[result.statementType] ?? 0) + 1;
-    if (result.statementType !== 'SELECT' && result.tables[0]) {
+    if (result.statementType !== 'SELECT' && result.statementType !== 'ALTER_TABLE' && result.tables[0]) {
       const t = result.tables[0];
       const key = `${t.projectId}:${t.datasetId}.${t.tableId}`;
       stats.dmlByTable[key] = (stats.dmlByTable[key] ?? 0) + 1;

@@ -1,5 +1,6 @@
 import { Engine, quote, schemaOf, tableRef } from './engine';
-import { FakeApiError, invalid, notFound } from './errors';
+import { checkWidening, type AlterColumns } from './ddl';
+import { FakeApiError, invalid, invalidQuery, notFound } from './errors';
 import { DUCKDB_TYPE, parseFields, type FakeField } from './names';
 
 export interface FakeTable {
@@ -17,6 +18,8 @@ export interface FakeTable {
   lastStreamedAt: number | undefined;
   /** Lower-cased column → when insertAll starts accepting it (see `schemaPropagationMs`). */
   visibleAt: Map<string, number>;
+  /** Lower-cased column whose type was changed → the type insertAll still converts its values to, and until when. */
+  streamingTypes: Map<string, { type: string; until: number }>;
   /** Times of recent metadata updates, for the per-table update rate limit. */
   updates: number[];
 }
@@ -91,7 +94,7 @@ export class Catalog {
     if (!ID.test(tableId)) throw invalid(`Invalid table ID "${tableId}".`);
     if (ds.tables.has(tableId)) throw new FakeApiError(409, 'duplicate', `Already Exists: Table ${projectId}:${datasetId}.${tableId}`);
     const fields = parseFields(body.schema);
-    const table: FakeTable = { projectId, datasetId, tableId, fields, creationTime: this.opts.now(), lastModifiedTime: this.opts.now(), insertIds: new Map(), lastStreamedAt: undefined, visibleAt: new Map(), updates: [] };
+    const table: FakeTable = { projectId, datasetId, tableId, fields, creationTime: this.opts.now(), lastModifiedTime: this.opts.now(), insertIds: new Map(), lastStreamedAt: undefined, visibleAt: new Map(), streamingTypes: new Map(), updates: [] };
     const tp = body.timePartitioning as { type?: unknown; field?: unknown } | undefined;
     if (tp) table.timePartitioning = checkPartitioning(fields, tp);
     const cl = body.clustering as { fields?: unknown } | undefined;
@@ -152,6 +155,37 @@ export class Catalog {
     if (body.clustering !== undefined) table.clustering = checkClustering(table.fields, body.clustering as Record<string, unknown>);
     table.lastModifiedTime = this.opts.now();
     return table;
+  }
+
+  /**
+   * ALTER TABLE … ALTER COLUMN … SET DATA TYPE (ddl.ts has the rules). All changes are checked
+   * before any is applied. Like an added column, a changed one reaches streaming only after
+   * `schemaPropagationMs`: until then insertAll converts its values to the old type.
+   */
+  async alterColumnTypes(name: { projectId: string; datasetId: string; tableId: string }, changes: AlterColumns['changes']): Promise<void> {
+    const table = this.table(name.projectId, name.datasetId, name.tableId);
+    const planned: Array<{ index: number; type: string }> = [];
+    for (const change of changes) {
+      const index = table.fields.findIndex((f) => f.name.toLowerCase() === change.column.toLowerCase());
+      if (index < 0) {
+        if (change.ifExists) continue;
+        throw invalidQuery(`Column ${change.column} not found in table ${name.projectId}.${name.datasetId}.${name.tableId}`);
+      }
+      const field = table.fields[index]!;
+      planned.push({ index, type: checkWidening(name, field.name, field.type, change.type) });
+    }
+    this.countUpdate(table);
+    const until = this.opts.now() + this.opts.schemaPropagationMs;
+    await this.engine.use(async (c) => {
+      for (const { index, type } of planned) {
+        const field = table.fields[index]!;
+        if (field.type === type) continue;
+        await c.run(`ALTER TABLE ${tableRef(name.projectId, name.datasetId, name.tableId)} ALTER COLUMN ${quote(field.name)} SET DATA TYPE ${DUCKDB_TYPE[type]}`);
+        if (this.opts.schemaPropagationMs > 0) table.streamingTypes.set(field.name.toLowerCase(), { type: field.type, until });
+        table.fields[index] = { ...field, type };
+      }
+    });
+    table.lastModifiedTime = this.opts.now();
   }
 
   /** https://cloud.google.com/bigquery/quotas#standard_tables: 5 table metadata update operations per 10 seconds per table. */

@@ -8,6 +8,9 @@
  *   names equal but for case) and ≤ 10 000 columns;
  * - tables.patch rules: only NULLABLE columns may be added, none removed, no type change,
  *   REQUIRED may relax to NULLABLE; 5 metadata updates per table per 10 s (403 rateLimitExceeded);
+ * - DDL `ALTER TABLE … ALTER COLUMN … SET DATA TYPE`, the one way to change a type: INT64 to FLOAT64
+ *   or BIGNUMERIC, others refused in BigQuery's words (ddl.ts); streaming converts values to the
+ *   old type for `schemaPropagationMs`, as it refuses a new column for that long;
  * - tabledata.insertAll: per-row validation (`no such field`, bad values, missing REQUIRED) with
  *   `insertErrors` of reason `invalid`, the other rows `stopped` unless `skipInvalidRows`;
  *   insertId deduplication within a window; ≤ 50 000 rows and ≤ 10 MB per request;
@@ -22,8 +25,9 @@
  * inserted and deduplicated, statements by kind, DML per table, requests with credentials).
  *
  * Limits of the rewrite: one statement per query; arrays only as `UNNEST(@param)`; STRUCT and
- * ARRAY columns, legacy SQL and DDL are refused; bare identifiers that DuckDB reserves but
- * BigQuery does not (`at`, `order` is reserved in both) need backticks, as connectors use anyway.
+ * ARRAY columns, legacy SQL and DDL other than ALTER COLUMN SET DATA TYPE are refused; bare
+ * identifiers that DuckDB reserves but BigQuery does not (`at`, `order` is reserved in both) need
+ * backticks, as connectors use anyway.
  * Column names are stricter than BigQuery's flexible names: the classic rules only.
  */
 export { startBigQueryFake, type BigQueryFake, type BigQueryFakeOptions } from './server';

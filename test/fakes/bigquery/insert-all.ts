@@ -47,6 +47,9 @@ function convertRow(table: FakeTable, json: unknown, ignoreUnknown: boolean, now
       continue;
     }
     try {
+      // A column whose type changed moments ago: streaming still checks values against the old type.
+      const old = table.streamingTypes.get(key.toLowerCase());
+      if (old && old.until > now) toCell(old.type, value);
       cells[index] = toCell(table.fields[index]!.type, value);
     } catch (err) {
       if (!(err instanceof ValueError)) throw err;

@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
+import type { Agent } from 'node:http';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Readable } from 'node:stream';
+import { agentFetch } from '../../../connectors/shared/agent-fetch';
 
 /**
  * For jest only. `@google-cloud/bigquery` sends its requests through teeny-request 10, which loads
@@ -18,11 +20,16 @@ interface FetchOptions {
   method?: string;
   headers?: Record<string, string>;
   body?: string | Buffer;
+  agent?: Agent | false;
 }
 
-/** The part of node-fetch 3's Response that teeny-request reads, on Node's fetch. */
+/**
+ * The part of node-fetch 3's Response that teeny-request reads, on Node's fetch. Like node-fetch,
+ * it sends through the `agent` teeny-request chose (its keep-alive pool, or a proxy agent for
+ * HTTPS_PROXY / HTTP_PROXY outside NO_PROXY), by the connectors' own agentFetch.
+ */
 async function nodeFetchOnNativeFetch(url: string, options: FetchOptions) {
-  const res = await fetch(url, { method: options.method, headers: options.headers, body: options.body });
+  const res = await agentFetch(url, { method: options.method, headers: options.headers, body: options.body, agent: options.agent });
   const bytes = Buffer.from(await res.arrayBuffer());
   return {
     status: res.status,

@@ -2,6 +2,7 @@ import type { DuckDBType, DuckDBValue } from '@duckdb/node-api';
 import type { Catalog } from './catalog';
 import { tableRef } from './engine';
 import { FakeApiError, invalidQuery, notFound } from './errors';
+import { isAlterTable, parseAlterColumns } from './ddl';
 import { rewrite, type Rewritten, type TableName } from './dialect';
 import { createParamTable, dropParamTables, scalarValues, type QueryParameter } from './params';
 
@@ -17,7 +18,7 @@ export interface QueryRequest {
 }
 
 export interface QueryResult {
-  statementType: Rewritten['kind'];
+  statementType: Rewritten['kind'] | 'ALTER_TABLE';
   schema?: { fields: Array<{ name: string; type: string; mode: 'NULLABLE' }> };
   rows?: Array<{ f: Array<{ v: string | null }> }>;
   numDmlAffectedRows?: number;
@@ -49,6 +50,20 @@ function resolver(catalog: Catalog, req: QueryRequest) {
       return { ref: tableRef(projectId, datasetId, tableId), name: { projectId, datasetId, tableId } };
     },
   };
+}
+
+/** DDL: the one ALTER TABLE form ddl.ts knows. A missing table is no error with IF EXISTS. */
+async function alterTable(catalog: Catalog, req: QueryRequest): Promise<QueryResult> {
+  const stmt = parseAlterColumns(req.query);
+  let name: TableName;
+  try {
+    name = resolver(catalog, req).table(stmt.table).name;
+  } catch (err) {
+    if (stmt.ifTableExists && err instanceof FakeApiError && err.status === 404) return { statementType: 'ALTER_TABLE', tables: [] };
+    throw err;
+  }
+  await catalog.alterColumnTypes(name, stmt.changes);
+  return { statementType: 'ALTER_TABLE', tables: [name] };
 }
 
 /** DuckDB's refusals in BigQuery's words, where they correspond; otherwise `invalidQuery` with DuckDB's text. */
@@ -101,6 +116,7 @@ function bindable(values: DuckDBValue[] | Record<string, DuckDBValue>, sql: stri
  */
 export async function runQuery(catalog: Catalog, req: QueryRequest, opts: QueryOptions): Promise<QueryResult> {
   if (req.useLegacySql === true) throw invalidQuery('This fake runs GoogleSQL only (useLegacySql: false).');
+  if (isAlterTable(req.query)) return alterTable(catalog, req);
   const stmt = rewrite(req.query, resolver(catalog, req));
   const params = req.queryParameters ?? [];
   for (const name of stmt.arrayParams) {

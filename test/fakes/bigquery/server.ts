@@ -11,7 +11,7 @@ import { parseExactJson } from '../../../src/core/records/exact-json';
 export interface BigQueryFakeOptions {
   /** Table metadata updates allowed per table per window. Default Google's: 5 per 10 s. */
   tableUpdateLimit?: { count: number; windowMs: number };
-  /** insertAll refuses a column added by tables.patch for this long. Default 0. */
+  /** insertAll refuses a column added by tables.patch, and checks a changed one against its old type, for this long. Default 0. */
   schemaPropagationMs?: number;
   /** insertIds are remembered this long. Default 60 000 ms ("at least one minute"). */
   dedupWindowMs?: number;

@@ -24,6 +24,8 @@ export class GoogleApiError extends Error {
 export const invalidArgument = (message: string) => new GoogleApiError(400, 'INVALID_ARGUMENT', message);
 export const notFound = () => new GoogleApiError(404, 'NOT_FOUND', 'Requested entity was not found.');
 export const permissionDenied = () => new GoogleApiError(403, 'PERMISSION_DENIED', 'The caller does not have permission');
+/** What Google answers a credential that may not own files (a service account) creating one. */
+export const storageQuotaExceeded = () => new GoogleApiError(403, 'PERMISSION_DENIED', "The user's Drive storage quota has been exceeded.");
 
 export function serviceDisabled(project: string): GoogleApiError {
   return new GoogleApiError(

@@ -52,6 +52,7 @@ export function spreadsheetJson(ss: Spreadsheet) {
     spreadsheetId: ss.id,
     properties: { title: ss.title, locale: 'en_US', autoRecalc: 'ON_CHANGE', timeZone: 'Etc/GMT' },
     sheets: ss.sheets.map((s) => ({ properties: structuredClone(s.props) })),
+    ...(ss.developerMetadata.length > 0 ? { developerMetadata: structuredClone(ss.developerMetadata) } : {}),
     spreadsheetUrl: `https://docs.google.com/spreadsheets/d/${ss.id}/edit`,
   };
 }
@@ -75,7 +76,11 @@ export function handle(call: Call, spreadsheets: Map<string, Spreadsheet>, cellL
     const props = (body.properties ?? {}) as { title?: string };
     const ss = new Spreadsheet(newSpreadsheetId(), props.title ?? 'Untitled spreadsheet', cellLimit);
     const sheets = (body.sheets as Array<{ properties?: Partial<SheetProperties> }> | undefined) ?? [{}];
-    sheets.forEach((s, i) => ss.addSheet({ ...s.properties, title: s.properties?.title ?? `Sheet${i + 1}` }));
+    sheets.forEach((s, i) => {
+      const grid = { rowCount: 1000, columnCount: 26, ...s.properties?.gridProperties };
+      ss.checkCellLimit(grid.rowCount * grid.columnCount);
+      ss.addSheet({ ...s.properties, title: s.properties?.title ?? `Sheet${i + 1}`, gridProperties: grid });
+    });
     spreadsheets.set(ss.id, ss);
     return spreadsheetJson(ss);
   }

@@ -122,6 +122,39 @@ test('spreadsheets.batchUpdate: addSheet, appendDimension, updateSheetProperties
   expect(got.data.sheets?.[1]?.properties).toMatchObject({ title: 'people', gridProperties: { rowCount: 50, columnCount: 3 } });
 });
 
+test('developer metadata at the spreadsheet level: created by batchUpdate, atomically, and returned by spreadsheets.get', async () => {
+  const ss = fake.createSpreadsheet();
+  const dm = { metadataKey: 'tributary.events', metadataValue: '{"a":1}', location: { spreadsheet: true }, visibility: 'DOCUMENT' };
+  const res = await api.spreadsheets.batchUpdate({ spreadsheetId: ss.id, requestBody: { requests: [{ createDeveloperMetadata: { developerMetadata: dm } }] } });
+  expect(res.data.replies?.[0]?.createDeveloperMetadata?.developerMetadata).toEqual({ metadataId: 1, metadataKey: 'tributary.events', metadataValue: '{"a":1}', location: { locationType: 'SPREADSHEET', spreadsheet: true }, visibility: 'DOCUMENT' });
+  const noVisibility = await failure(api.spreadsheets.batchUpdate({ spreadsheetId: ss.id, requestBody: { requests: [{ createDeveloperMetadata: { developerMetadata: { ...dm, metadataKey: 'second' } } }, { createDeveloperMetadata: { developerMetadata: { metadataKey: 'x', location: { spreadsheet: true } } } }] } }));
+  expect(noVisibility.error.message).toBe('Invalid requests[1].createDeveloperMetadata: Developer metadata must always have a visibility specified.');
+  const got = await api.spreadsheets.get({ spreadsheetId: ss.id, fields: 'developerMetadata' });
+  expect(got.data.developerMetadata?.map((m) => m.metadataKey)).toEqual(['tributary.events']);
+});
+
+test('a credential without Drive storage (a service account) cannot create a spreadsheet, but writes shared ones', async () => {
+  const ss = fake.createSpreadsheet();
+  fake.noStorage.add('anonymous');
+  expect(await failure(api.spreadsheets.create({ requestBody: { properties: { title: 'x' } } }))).toEqual({ status: 403, error: { code: 403, message: "The user's Drive storage quota has been exceeded.", status: 'PERMISSION_DENIED' } });
+  await api.spreadsheets.values.update({ spreadsheetId: ss.id, range: 'Sheet1!A1', valueInputOption: 'RAW', requestBody: { values: [['ok']] } });
+  expect(fake.values(ss.id, 'Sheet1')).toEqual([['ok']]);
+});
+
+test('spreadsheets.create refuses a grid beyond the cell limit', async () => {
+  const small = await SheetsFake.start({ cellLimit: 100 });
+  try {
+    const smallApi = sheets({ version: 'v4', rootUrl: small.url, retry: false, fetchImplementation: fetch });
+    const refused = await failure(smallApi.spreadsheets.create({ requestBody: { properties: { title: 'big' } } }));
+    expect(refused).toEqual({ status: 400, error: { code: 400, message: 'This action would increase the number of cells in the workbook above the limit of 100 cells.', status: 'INVALID_ARGUMENT' } });
+    expect(small.spreadsheets.size).toBe(0);
+    const made = await smallApi.spreadsheets.create({ requestBody: { sheets: [{ properties: { title: 'events', gridProperties: { rowCount: 2, columnCount: 6 } } }] } });
+    expect(made.data.sheets?.[0]?.properties?.gridProperties).toEqual({ rowCount: 2, columnCount: 6 });
+  } finally {
+    await small.close();
+  }
+});
+
 test('unknown spreadsheets, denied credentials, a disabled API and missing auth answer with Google bodies', async () => {
   expect(await failure(api.spreadsheets.get({ spreadsheetId: 'nope' }))).toEqual({ status: 404, error: { code: 404, message: 'Requested entity was not found.', status: 'NOT_FOUND' } });
   const ss = fake.createSpreadsheet();

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RenderedValue, ValueRenderOption } from './cells';
-import { GoogleApiError, internalError, invalidArgument, notFound, permissionDenied, quotaExceeded, serviceDisabled, unauthenticated, unavailable } from './errors';
+import { GoogleApiError, internalError, invalidArgument, notFound, permissionDenied, quotaExceeded, serviceDisabled, storageQuotaExceeded, unauthenticated, unavailable } from './errors';
 import { FaultPlan, isWrite, type SheetsMethod } from './faults';
 import { GOOGLE_QUOTAS, QuotaMeter, type QuotaLimits } from './quota';
 import { handle, matchRoute, newSpreadsheetId } from './routes';
@@ -41,6 +41,12 @@ export class SheetsFake {
   readonly requests: LoggedRequest[] = [];
   /** Credentials answered 403 PERMISSION_DENIED (no access to any spreadsheet). */
   readonly denied = new Set<string>();
+  /**
+   * Credentials that may not own files: Google gives service accounts no Drive storage, so their
+   * spreadsheets.create is refused (403 "The user's Drive storage quota has been exceeded.") while
+   * they read and write spreadsheets shared with them.
+   */
+  readonly noStorage = new Set<string>();
   /** Answer 403 SERVICE_DISABLED to everything, as when the API is not enabled in the project. */
   apiDisabled = false;
   readonly clock: () => number;
@@ -150,6 +156,7 @@ export class SheetsFake {
     if (this.requireAuth && credential === 'anonymous') throw unauthenticated();
     if (this.apiDisabled) throw serviceDisabled(PROJECT_NUMBER);
     if (this.denied.has(credential)) throw permissionDenied();
+    if (route.method === 'spreadsheets.create' && this.noStorage.has(credential)) throw storageQuotaExceeded();
     const refused = this.quota.take(credential, isWrite(route.method) ? 'write' : 'read', this.clock());
     if (refused) throw refused;
     let body: unknown;

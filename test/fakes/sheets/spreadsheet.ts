@@ -1,6 +1,7 @@
 import { A1ParseError, formatA1, parseA1 } from './a1';
 import { toCellWrite, type CellWrite, type RenderedValue, type ValueInputOption, type ValueRenderOption } from './cells';
 import { invalidArgument } from './errors';
+import type { DeveloperMetadata } from './metadata';
 import { Sheet, type Rect, type SheetProperties } from './sheet';
 
 export type MajorDimension = 'ROWS' | 'COLUMNS';
@@ -44,6 +45,9 @@ export function gridLimitError(range: string, sheet: Sheet) {
 export class Spreadsheet {
   sheets: Sheet[] = [];
   nextSheetId = 0;
+  /** Spreadsheet-level developer metadata (metadata.ts). */
+  developerMetadata: DeveloperMetadata[] = [];
+  nextMetadataId = 1;
 
   constructor(
     readonly id: string,

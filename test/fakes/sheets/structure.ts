@@ -1,4 +1,5 @@
 import { invalidArgument } from './errors';
+import { newDeveloperMetadata, type CreateDeveloperMetadataRequest, type DeveloperMetadata } from './metadata';
 import type { Sheet, SheetProperties } from './sheet';
 import type { Spreadsheet } from './spreadsheet';
 
@@ -18,9 +19,10 @@ export interface StructureRequest {
   insertDimension?: { range: DimensionRange };
   deleteDimension?: { range: DimensionRange };
   updateSheetProperties?: { properties: Partial<SheetProperties>; fields: string };
+  createDeveloperMetadata?: CreateDeveloperMetadataRequest;
 }
 
-export type StructureReply = { addSheet: { properties: SheetProperties } } | Record<string, never>;
+export type StructureReply = { addSheet: { properties: SheetProperties } } | { createDeveloperMetadata: { developerMetadata: DeveloperMetadata } } | Record<string, never>;
 
 function sheetById(ss: Spreadsheet, sheetId: number, where: string): Sheet {
   const sheet = ss.sheets.find((s) => s.props.sheetId === sheetId);
@@ -91,17 +93,25 @@ function apply(ss: Spreadsheet, req: StructureRequest, where: string): Structure
     sheet.props = props;
     return {};
   }
+  if (req.createDeveloperMetadata) {
+    const taken = new Set(ss.developerMetadata.map((m) => m.metadataId));
+    const dm = newDeveloperMetadata(req.createDeveloperMetadata, taken, () => ss.nextMetadataId++, where);
+    ss.developerMetadata.push(dm);
+    return { createDeveloperMetadata: { developerMetadata: structuredClone(dm) } };
+  }
   throw invalidArgument(`Invalid ${where}: the fake does not implement ${Object.keys(req).join(', ') || 'an empty request'}`);
 }
 
 /** Applies the requests in order, atomically: "if any request is not valid, … none of the changes are applied". */
 export function batchUpdate(ss: Spreadsheet, requests: StructureRequest[]): StructureReply[] {
-  const before = { sheets: ss.sheets.map((s) => s.clone()), nextSheetId: ss.nextSheetId };
+  const before = { sheets: ss.sheets.map((s) => s.clone()), nextSheetId: ss.nextSheetId, developerMetadata: [...ss.developerMetadata], nextMetadataId: ss.nextMetadataId };
   try {
     return requests.map((req, i) => apply(ss, req, `requests[${i}]`));
   } catch (err) {
     ss.sheets = before.sheets;
     ss.nextSheetId = before.nextSheetId;
+    ss.developerMetadata = before.developerMetadata;
+    ss.nextMetadataId = before.nextMetadataId;
     throw err;
   }
 }
