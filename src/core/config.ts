@@ -2,6 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { Keyspace, MAX_SHARDS } from './redis/keyspace';
+import { ClusterNodesError, parseClusterNodes, type ClusterSeeds } from './redis/cluster-nodes';
 
 /**
  * The only reader of `process.env`. Every setting is listed in `.env.example` with its default;
@@ -24,6 +25,7 @@ const EnvSchema = z.object({
     .default('1'),
   PUBLIC_URL: z.string().url().optional(),
   REDIS_URL: z.string().url().optional(),
+  REDIS_CLUSTER_NODES: z.string().optional(),
   REDIS_PREFIX: z.string().min(1).default('tributary'),
   REDIS_SHARDS: int(1, 1).pipe(z.number().max(MAX_SHARDS)),
   DATA_DIR: z.string().default('./data'),
@@ -104,6 +106,11 @@ export interface Config {
   publicUrl: string;
   /** Redis to use; unset means the embedded redis-server under `DATA_DIR/redis` (src/core/redis/embedded-redis.ts). */
   redisUrl: string | undefined;
+  /**
+   * A Redis Cluster instead of one Redis: its seed nodes (`host:port,…`, or `redis[s]://` URLs for
+   * credentials and TLS; src/core/redis/cluster-nodes.ts). Never set together with `redisUrl`. Default unset.
+   */
+  redisCluster: ClusterSeeds | undefined;
   /**
    * Prefix of the relay-wide Redis keys (trackers, tokens, history): `REDIS_PREFIX` as given with one
    * shard, `{REDIS_PREFIX}` with several (see src/core/redis/keyspace.ts).
@@ -207,6 +214,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   if (!(e.REDIS_MEMORY_RESUME_PERCENT <= e.REDIS_MEMORY_HIGH_PERCENT && e.REDIS_MEMORY_WARN_PERCENT <= e.REDIS_MEMORY_HIGH_PERCENT && e.REDIS_MEMORY_SPILL_PERCENT <= e.REDIS_MEMORY_HIGH_PERCENT)) {
     throw new ConfigError('Invalid environment: REDIS_MEMORY_WARN_PERCENT, REDIS_MEMORY_RESUME_PERCENT and REDIS_MEMORY_SPILL_PERCENT must not be above REDIS_MEMORY_HIGH_PERCENT');
   }
+  if (e.REDIS_URL !== undefined && e.REDIS_CLUSTER_NODES !== undefined) {
+    throw new ConfigError('Invalid environment: set REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a Redis Cluster), not both');
+  }
+  let redisCluster: ClusterSeeds | undefined;
+  try {
+    redisCluster = e.REDIS_CLUSTER_NODES === undefined ? undefined : parseClusterNodes(e.REDIS_CLUSTER_NODES);
+  } catch (err) {
+    if (err instanceof ClusterNodesError) throw new ConfigError(`Invalid environment: REDIS_CLUSTER_NODES: ${err.message}`);
+    throw err;
+  }
   let keyspace: Keyspace;
   try {
     keyspace = new Keyspace(e.REDIS_PREFIX, e.REDIS_SHARDS);
@@ -219,6 +236,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     apiProcesses: e.API_PROCESSES.toLowerCase() === 'auto' ? os.availableParallelism() : Number(e.API_PROCESSES),
     publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
     redisUrl: e.REDIS_URL,
+    redisCluster,
     redisPrefix: keyspace.global,
     keyspace,
     dataDir: path.resolve(e.DATA_DIR),
