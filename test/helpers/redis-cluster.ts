@@ -180,6 +180,18 @@ export class OwnRedisCluster {
   }
 
   /**
+   * SIGSTOP of a node: it keeps its connections but answers nothing (a replica stops acknowledging
+   * writes, so WAIT times out) until `resume`. Paused past `nodeTimeoutMs`, the others mark it failed.
+   */
+  pause(port: number): void {
+    this.node(port).child?.kill('SIGSTOP');
+  }
+
+  resume(port: number): void {
+    this.node(port).child?.kill('SIGCONT');
+  }
+
+  /**
    * Waits until a replica of the master killed on `port` serves all its slots and every running node
    * says `cluster_state:ok` and agrees on who serves them. Resolves with the new master's port.
    */
