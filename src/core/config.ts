@@ -184,7 +184,8 @@ export interface Config {
 export interface MemoryBudgetConfig {
   /**
    * The Redis memory limit to budget against. Unset: Redis's own `maxmemory` (from INFO memory);
-   * set it where Redis does not report one (some managed services), or to budget less. Default unset.
+   * set it where Redis does not report one (some managed services), or to budget less. On a Redis
+   * Cluster, the limit of each master. Default unset.
    */
   limitBytes: number | undefined;
   /** A warning is logged when Redis memory crosses this percent of the limit. Default 80. */

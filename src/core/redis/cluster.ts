@@ -1,4 +1,5 @@
 import { Cluster, Command, type ClusterOptions, type Redis } from 'ioredis';
+import { withDeadline } from '../deadline';
 import type { ClusterSeeds } from './cluster-nodes';
 import { createRedis, reconnectDelay, roleOptions, type RedisRole } from './redis';
 
@@ -141,13 +142,16 @@ export function parseInfoMemory(node: string, info: string): NodeMemory {
 }
 
 /**
- * INFO memory of every master the client knows, asked at once. A master that does not answer is
- * listed in `unanswered` (it is down, or a replica is taking over its slots) rather than failing
- * the others' figures: those masters still take writes and may still fill up.
+ * INFO memory of every master the client knows, asked at once. A master that does not answer
+ * within `timeoutMs` (default 1000) is listed in `unanswered` — it is down, or a replica is taking
+ * over its slots — rather than failing the others' figures: they still take writes and may fill up.
  */
-export async function infoMemoryOfMasters(cluster: Cluster): Promise<{ masters: NodeMemory[]; unanswered: string[] }> {
+export async function infoMemoryOfMasters(cluster: Cluster, { timeoutMs = 1000 } = {}): Promise<{ masters: NodeMemory[]; unanswered: string[] }> {
   const masters = cluster.nodes('master');
-  const answers = await Promise.allSettled(masters.map((node) => node.info('memory')));
+  const never = new AbortController().signal;
+  const answers = await Promise.allSettled(
+    masters.map((node) => withDeadline({ timeoutMs, signal: never, timeoutError: () => new Error('INFO memory: no answer') }, () => node.info('memory'))),
+  );
   const out: { masters: NodeMemory[]; unanswered: string[] } = { masters: [], unanswered: [] };
   answers.forEach((answer, i) => {
     const name = `${masters[i]!.options.host}:${masters[i]!.options.port}`;

@@ -2,9 +2,11 @@ import { Queue, Worker } from 'bullmq';
 import { Redis, type Cluster } from 'ioredis';
 import { INGEST_QUEUE, ingestJobData, type IngestJobData } from '../../../jobs/ingest-job';
 import type { TrackedRecord } from '../../../src/core/records/types';
-import { createCluster, createRedisClient, infoMemoryOfMasters, isCluster, nodeForKey, slotOf, waitForReplicas } from '../../../src/core/redis/cluster';
+import { createLogger } from '../../../src/core/logger';
+import { createCluster, createRedisClient, infoMemoryOfMasters, isCluster, nodeForKey, parseInfoMemory, slotOf, waitForReplicas } from '../../../src/core/redis/cluster';
 import type { ClusterSeeds } from '../../../src/core/redis/cluster-nodes';
 import { freePort } from '../../../src/core/redis/embedded-redis';
+import { DEFAULT_MEMORY_BUDGET, MemoryBudget } from '../../../src/core/redis/memory-budget';
 import type { RedisRole } from '../../../src/core/redis/redis';
 import { bucketExpiresAt, dedupKeys, dedupMember, DUPLICATES_TTL_MS } from '../../../src/ingest/dedup';
 import { KeyedAdd } from '../../../src/ingest/keyed-add';
@@ -156,6 +158,38 @@ test('infoMemoryOfMasters: used and maxmemory of each master, each its own', asy
     }
   } finally {
     await limited.config('SET', 'maxmemory', '0');
+  }
+});
+
+test('a master that does not answer is left out of INFO memory, not waited for', async () => {
+  const producer = await connect('producer');
+  const silent = nodeForKey(producer, tagged[0]!);
+  // Paused well below cluster-node-timeout, so that no failover starts.
+  cluster.pause(silent.options.port!);
+  try {
+    const { masters, unanswered } = await infoMemoryOfMasters(producer, { timeoutMs: 200 });
+    expect(unanswered).toEqual([`127.0.0.1:${silent.options.port}`]);
+    expect(masters).toHaveLength(2);
+  } finally {
+    cluster.resume(silent.options.port!);
+  }
+});
+
+test('the memory budget judges the master nearest its limit', async () => {
+  const producer = await connect('producer');
+  const full = nodeForKey(producer, tagged[0]!);
+  const roomy = nodeForKey(producer, tagged.find((key) => nodeForKey(producer, key) !== full)!);
+  const used = async (node: Redis) => parseInfoMemory('', await node.info('memory')).usedBytes;
+  const fullLimit = Math.ceil((await used(full)) / 0.95);
+  await roomy.config('SET', 'maxmemory', String((await used(roomy)) * 2));
+  await full.config('SET', 'maxmemory', String(fullLimit));
+  try {
+    const budget = new MemoryBudget(producer, createLogger('silent'), DEFAULT_MEMORY_BUDGET);
+    const snapshot = await budget.sample();
+    expect(snapshot).toMatchObject({ state: 'full', limitBytes: fullLimit, limitSource: 'redis', policy: 'noeviction' });
+    expect(budget.admits()).toBe(false);
+  } finally {
+    await Promise.all([full, roomy].map((node) => node.config('SET', 'maxmemory', '0')));
   }
 });
 
