@@ -252,6 +252,16 @@ describe('BullMQ on a cluster, with a hash-tagged prefix', () => {
   });
 });
 
+test('pub/sub through cluster clients (as the live view uses it): a subscriber hears what another client publishes', async () => {
+  const producer = await connect('producer');
+  const subscriber = await connect('worker');
+  const heard = new Promise<[string, string]>((resolve) => subscriber.on('message', (channel: string, message: string) => resolve([channel, message])));
+  await subscriber.subscribe('{t:0}:live:channel:tracker-1');
+  // Classic PUBLISH reaches every node over the cluster bus, whichever node the subscriber is on.
+  await producer.publish('{t:0}:live:channel:tracker-1', 'entry');
+  expect(await heard).toEqual(['{t:0}:live:channel:tracker-1', 'entry']);
+});
+
 test('a master killed: the producer fails at once, the worker waits through the failover, both carry on', async () => {
   const producer = await connect('producer');
   const worker = await connect('worker');
