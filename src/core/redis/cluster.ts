@@ -1,4 +1,6 @@
-import { Cluster, Command, type ClusterOptions, type Redis } from 'ioredis';
+/// <reference path="./cluster-key-slot.d.ts" />
+import calculateSlot from 'cluster-key-slot';
+import { Cluster, type ClusterOptions, type Redis } from 'ioredis';
 import { withDeadline } from '../deadline';
 import type { ClusterSeeds } from './cluster-nodes';
 import { createRedis, reconnectDelay, roleOptions, type RedisRole } from './redis';
@@ -82,9 +84,9 @@ export function isCluster(client: RedisClient | object): client is Cluster {
   return (client as { isCluster?: unknown }).isCluster === true;
 }
 
-/** The hash slot of a key, as ioredis computes it to route the key's commands (hash tags included). */
+/** The hash slot of a key (hash tags included), computed as ioredis does to route the key's commands. */
 export function slotOf(key: string): number {
-  return new Command('exists', [key]).getSlot();
+  return calculateSlot(key);
 }
 
 /**

@@ -6,6 +6,7 @@ import { createLogger } from '../../../src/core/logger';
 import { createCluster, createRedisClient, infoMemoryOfMasters, isCluster, nodeForKey, parseInfoMemory, slotOf, waitForReplicas } from '../../../src/core/redis/cluster';
 import type { ClusterSeeds } from '../../../src/core/redis/cluster-nodes';
 import { freePort } from '../../../src/core/redis/embedded-redis';
+import { Keyspace } from '../../../src/core/redis/keyspace';
 import { DEFAULT_MEMORY_BUDGET, MemoryBudget } from '../../../src/core/redis/memory-budget';
 import type { RedisRole } from '../../../src/core/redis/redis';
 import { bucketExpiresAt, dedupKeys, dedupMember, DUPLICATES_TTL_MS } from '../../../src/ingest/dedup';
@@ -109,6 +110,14 @@ describe('slots and nodes', () => {
       expect(node.options.port).toBe(await cluster.masterPortFor(key));
       expect(producer.nodes('master')).toContain(node);
     }
+  });
+
+  test('the keyspace’s shards spread over the masters: with three shards, each on a master of its own', async () => {
+    const producer = await connect('producer');
+    const keyspace = new Keyspace('tributary', 3);
+    const masters = [0, 1, 2].map((s) => nodeForKey(producer, `${keyspace.shardPrefix(s)}:ingest:wait`).options.port);
+    expect(new Set(masters).size).toBe(3);
+    expect(nodeForKey(producer, `${keyspace.global}:trackers`).options.port).toEqual(expect.any(Number));
   });
 
   test('waitForReplicas: one WAIT on each master that took a write; a master whose replica is stopped answers 0', async () => {
