@@ -204,6 +204,12 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+/** Redis Cluster hashes a key by the text between its first `{` and the next `}`, when not empty. */
+function holdsHashTag(prefix: string): boolean {
+  const open = prefix.indexOf('{');
+  return open >= 0 && prefix.indexOf('}', open + 1) > open + 1;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
   // An empty variable (`REDIS_URL=` in an env file) means "not set", as shells and dotenv files intend.
   const parsed = EnvSchema.safeParse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== '')));
@@ -230,6 +236,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     keyspace = new Keyspace(e.REDIS_PREFIX, e.REDIS_SHARDS);
   } catch (err) {
     throw new ConfigError(`Invalid environment: REDIS_PREFIX: ${(err as Error).message}; set REDIS_PREFIX=${e.REDIS_PREFIX.replace(/[{}]/g, '')}`);
+  }
+  if (redisCluster && keyspace.shards === 1 && !holdsHashTag(e.REDIS_PREFIX)) {
+    throw new ConfigError(
+      `Invalid environment: on a Redis Cluster with REDIS_SHARDS=1 every key must share one slot, which REDIS_PREFIX=${e.REDIS_PREFIX} does not give them: ` +
+        `set REDIS_PREFIX={${e.REDIS_PREFIX}}, or set REDIS_SHARDS to more than 1 to spread over the masters`,
+    );
   }
   return Object.freeze({
     port: e.PORT,

@@ -67,7 +67,7 @@ describe('REDIS_CLUSTER_NODES in the config', () => {
   });
 
   test('parsed once, frozen', () => {
-    const { redisCluster, redisUrl } = loadConfig({ REDIS_CLUSTER_NODES: '127.0.0.1:7000,127.0.0.1:7001' });
+    const { redisCluster, redisUrl } = loadConfig({ REDIS_CLUSTER_NODES: '127.0.0.1:7000,127.0.0.1:7001', REDIS_PREFIX: '{tributary}' });
     expect(redisUrl).toBeUndefined();
     expect(redisCluster?.nodes).toEqual([
       { host: '127.0.0.1', port: 7000 },
@@ -80,6 +80,16 @@ describe('REDIS_CLUSTER_NODES in the config', () => {
   test('a bad list is refused at boot, naming the variable and the entry', () => {
     expect(() => loadConfig({ REDIS_CLUSTER_NODES: '127.0.0.1:7000,redis-2' })).toThrow(ConfigError);
     expect(() => loadConfig({ REDIS_CLUSTER_NODES: '127.0.0.1:7000,redis-2' })).toThrow(/^Invalid environment: REDIS_CLUSTER_NODES: "redis-2" is not host:port/);
+  });
+
+  test('one shard on a cluster needs a hash tag in the prefix; several shards tag their keys themselves', () => {
+    const nodes = { REDIS_CLUSTER_NODES: '127.0.0.1:7000' };
+    expect(() => loadConfig(nodes)).toThrow(/REDIS_SHARDS=1 every key must share one slot.*set REDIS_PREFIX=\{tributary\}, or set REDIS_SHARDS to more than 1/);
+    expect(() => loadConfig({ ...nodes, REDIS_PREFIX: '{}tributary' })).toThrow(/must share one slot/);
+    expect(loadConfig({ ...nodes, REDIS_PREFIX: '{tributary}' }).redisPrefix).toBe('{tributary}');
+    expect(loadConfig({ ...nodes, REDIS_PREFIX: 'app:{tributary}' }).redisPrefix).toBe('app:{tributary}');
+    expect(loadConfig({ ...nodes, REDIS_SHARDS: '3' }).keyspace.shards).toBe(3);
+    expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }).redisPrefix).toBe('tributary');
   });
 
   test('REDIS_URL and REDIS_CLUSTER_NODES together are refused', () => {
