@@ -17,10 +17,12 @@ export interface RedisTarget {
 }
 
 /**
- * How often the client reads the slot map again by itself. A failover is otherwise learnt only
- * from a MOVED answer; reading it every 2 s costs one CLUSTER SLOTS per client.
+ * How often a client reads the slot map again by itself, so that it learns a failover before its
+ * next command meets the dead master (a producer would answer that command 503). Each reading opens
+ * a connection of its own for one CLUSTER SLOTS: a cost per client, which blocking duplicates do
+ * without (see duplicateClient).
  */
-const SLOTS_REFRESH_MS = 2000;
+const SLOTS_REFRESH_MS = 5000;
 
 /**
  * A worker's command that meets a closed connection or CLUSTERDOWN is tried again this often, up to
@@ -77,6 +79,18 @@ export function createRedisClient(target: RedisTarget, role: RedisRole): RedisCl
   if (target.redisCluster) return createCluster(target.redisCluster, role);
   if (target.redisUrl) return createRedis(target.redisUrl, role);
   throw new Error('No Redis to connect to: neither a URL nor cluster nodes were given');
+}
+
+/**
+ * A connection of its own for a blocking command (XREAD BLOCK), in the same role. On a cluster, a
+ * whole cluster client that does not read the slot map on a timer: it blocks on one key's master
+ * and learns a failover from that connection closing, and there may be one per destination.
+ */
+export function duplicateClient(client: RedisClient): RedisClient {
+  const copy = isCluster(client) ? client.duplicate([], { slotsRefreshInterval: 0 }) : client.duplicate();
+  copy.on('error', () => undefined);
+  if (isCluster(copy)) copy.on('node error', () => undefined);
+  return copy;
 }
 
 /** True for a Redis Cluster client, also behind BullMQ's connection adapter. */

@@ -3,7 +3,7 @@ import { Redis, type Cluster } from 'ioredis';
 import { INGEST_QUEUE, ingestJobData, type IngestJobData } from '../../../jobs/ingest-job';
 import type { TrackedRecord } from '../../../src/core/records/types';
 import { createLogger } from '../../../src/core/logger';
-import { createCluster, createRedisClient, infoMemoryOfMasters, isCluster, nodeForKey, parseInfoMemory, slotOf, waitForReplicas } from '../../../src/core/redis/cluster';
+import { createCluster, createRedisClient, duplicateClient, infoMemoryOfMasters, isCluster, nodeForKey, parseInfoMemory, slotOf, waitForReplicas } from '../../../src/core/redis/cluster';
 import type { ClusterSeeds } from '../../../src/core/redis/cluster-nodes';
 import { freePort } from '../../../src/core/redis/embedded-redis';
 import { Keyspace } from '../../../src/core/redis/keyspace';
@@ -259,6 +259,24 @@ describe('BullMQ on a cluster, with a hash-tagged prefix', () => {
       await queue.close();
     }
   });
+});
+
+test('duplicateClient: a blocking XREAD on a copy of the client, which reads no slot map on a timer', async () => {
+  const worker = await connect('worker');
+  const blocking = duplicateClient(worker) as Cluster;
+  opened.push(blocking);
+  expect(isCluster(blocking)).toBe(true);
+  expect(blocking.options).toMatchObject({ slotsRefreshInterval: 0, enableOfflineQueue: true, redisOptions: { maxRetriesPerRequest: null } });
+  const stream = '{t:4}:dest:tracker-1:d1:stream';
+  // From 0-0 on a new stream: blocks until the first entry, whether it comes before or after the read.
+  const read = blocking.xread('COUNT', 1, 'BLOCK', 5000, 'STREAMS', stream, '0-0');
+  await worker.xadd(stream, '*', 'r', 'record');
+  expect((await read)?.[0]?.[1]?.[0]?.[1]).toEqual(['r', 'record']);
+
+  const original = new Redis(TEST_REDIS_URL);
+  const single = duplicateClient(original) as Redis;
+  opened.push(original, single);
+  expect(isCluster(single)).toBe(false);
 });
 
 test('pub/sub through cluster clients (as the live view uses it): a subscriber hears what another client publishes', async () => {
