@@ -217,6 +217,11 @@ describe('BullMQ on a cluster, with a hash-tagged prefix', () => {
       const keys = await owner.keys('{t:0}:cluster-check:*');
       expect(keys.length).toBeGreaterThan(0);
       expect(new Set(keys.map(slotOf))).toEqual(new Set([slotOf('{t:0}')]));
+      // Through BullMQ's adapter of the connection, as the group commit reaches it: WAIT on the queue's master.
+      const client = (await queue.getBackend().connection.client) as unknown as Cluster;
+      expect(isCluster(client)).toBe(true);
+      expect(nodeForKey(client, '{t:0}')).toBe(owner);
+      expect(await waitForReplicas(client, ['{t:0}'], 1, 2000)).toBe(1);
     } finally {
       await worker.close();
       await queue.close();
