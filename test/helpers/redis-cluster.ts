@@ -100,8 +100,10 @@ export class OwnRedisCluster {
   readonly dir = mkdtempSync(path.join(tmpdir(), 'tributary-cluster-'));
   private readonly nodes: OwnNode[] = [];
   private readonly killed = new Map<number, { id: string; replicaIds: string[] }>();
+  /** Should the test process end without stop() (a crash, process.exit), its nodes and files still go. */
   private readonly killAllOnExit = () => {
     for (const node of this.nodes) node.child?.kill('SIGKILL');
+    rmSync(this.dir, { recursive: true, force: true });
   };
 
   private constructor(private readonly opts: Required<OwnRedisClusterOptions>) {}
