@@ -2,6 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { Keyspace, MAX_SHARDS } from './redis/keyspace';
+import { ClusterNodesError, parseClusterNodes, type ClusterSeeds } from './redis/cluster-nodes';
 
 /**
  * The only reader of `process.env`. Every setting is listed in `.env.example` with its default;
@@ -24,6 +25,7 @@ const EnvSchema = z.object({
     .default('1'),
   PUBLIC_URL: z.string().url().optional(),
   REDIS_URL: z.string().url().optional(),
+  REDIS_CLUSTER_NODES: z.string().optional(),
   REDIS_PREFIX: z.string().min(1).default('tributary'),
   REDIS_SHARDS: int(1, 1).pipe(z.number().max(MAX_SHARDS)),
   DATA_DIR: z.string().default('./data'),
@@ -105,6 +107,11 @@ export interface Config {
   /** Redis to use; unset means the embedded redis-server under `DATA_DIR/redis` (src/core/redis/embedded-redis.ts). */
   redisUrl: string | undefined;
   /**
+   * A Redis Cluster instead of one Redis: its seed nodes (`host:port,…`, or `redis[s]://` URLs for
+   * credentials and TLS; src/core/redis/cluster-nodes.ts). Never set together with `redisUrl`. Default unset.
+   */
+  redisCluster: ClusterSeeds | undefined;
+  /**
    * Prefix of the relay-wide Redis keys (trackers, tokens, history): `REDIS_PREFIX` as given with one
    * shard, `{REDIS_PREFIX}` with several (see src/core/redis/keyspace.ts).
    */
@@ -177,7 +184,8 @@ export interface Config {
 export interface MemoryBudgetConfig {
   /**
    * The Redis memory limit to budget against. Unset: Redis's own `maxmemory` (from INFO memory);
-   * set it where Redis does not report one (some managed services), or to budget less. Default unset.
+   * set it where Redis does not report one (some managed services), or to budget less. On a Redis
+   * Cluster, the limit of each master. Default unset.
    */
   limitBytes: number | undefined;
   /** A warning is logged when Redis memory crosses this percent of the limit. Default 80. */
@@ -196,6 +204,12 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+/** Redis Cluster hashes a key by the text between its first `{` and the next `}`, when not empty. */
+function holdsHashTag(prefix: string): boolean {
+  const open = prefix.indexOf('{');
+  return open >= 0 && prefix.indexOf('}', open + 1) > open + 1;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
   // An empty variable (`REDIS_URL=` in an env file) means "not set", as shells and dotenv files intend.
   const parsed = EnvSchema.safeParse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== '')));
@@ -207,11 +221,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   if (!(e.REDIS_MEMORY_RESUME_PERCENT <= e.REDIS_MEMORY_HIGH_PERCENT && e.REDIS_MEMORY_WARN_PERCENT <= e.REDIS_MEMORY_HIGH_PERCENT && e.REDIS_MEMORY_SPILL_PERCENT <= e.REDIS_MEMORY_HIGH_PERCENT)) {
     throw new ConfigError('Invalid environment: REDIS_MEMORY_WARN_PERCENT, REDIS_MEMORY_RESUME_PERCENT and REDIS_MEMORY_SPILL_PERCENT must not be above REDIS_MEMORY_HIGH_PERCENT');
   }
+  if (e.REDIS_URL !== undefined && e.REDIS_CLUSTER_NODES !== undefined) {
+    throw new ConfigError('Invalid environment: set REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a Redis Cluster), not both');
+  }
+  let redisCluster: ClusterSeeds | undefined;
+  try {
+    redisCluster = e.REDIS_CLUSTER_NODES === undefined ? undefined : parseClusterNodes(e.REDIS_CLUSTER_NODES);
+  } catch (err) {
+    if (err instanceof ClusterNodesError) throw new ConfigError(`Invalid environment: REDIS_CLUSTER_NODES: ${err.message}`);
+    throw err;
+  }
   let keyspace: Keyspace;
   try {
     keyspace = new Keyspace(e.REDIS_PREFIX, e.REDIS_SHARDS);
   } catch (err) {
     throw new ConfigError(`Invalid environment: REDIS_PREFIX: ${(err as Error).message}; set REDIS_PREFIX=${e.REDIS_PREFIX.replace(/[{}]/g, '')}`);
+  }
+  if (redisCluster && keyspace.shards === 1 && !holdsHashTag(e.REDIS_PREFIX)) {
+    throw new ConfigError(
+      `Invalid environment: on a Redis Cluster with REDIS_SHARDS=1 every key must share one slot, which REDIS_PREFIX=${e.REDIS_PREFIX} does not give them: ` +
+        `set REDIS_PREFIX={${e.REDIS_PREFIX}}, or set REDIS_SHARDS to more than 1 to spread over the masters`,
+    );
   }
   return Object.freeze({
     port: e.PORT,
@@ -219,6 +249,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     apiProcesses: e.API_PROCESSES.toLowerCase() === 'auto' ? os.availableParallelism() : Number(e.API_PROCESSES),
     publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
     redisUrl: e.REDIS_URL,
+    redisCluster,
     redisPrefix: keyspace.global,
     keyspace,
     dataDir: path.resolve(e.DATA_DIR),

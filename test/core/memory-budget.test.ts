@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import type { Redis } from 'ioredis';
 import { createLogger } from '../../src/core/logger';
-import { DEFAULT_MEMORY_BUDGET, MemoryBudget } from '../../src/core/redis/memory-budget';
+import { DEFAULT_MEMORY_BUDGET, fullestMaster, MemoryBudget } from '../../src/core/redis/memory-budget';
 
 const MiB = 1024 * 1024;
 
@@ -118,4 +118,28 @@ test('Redis not answering: unknown, and ingest is not refused for memory (the wr
   redis.down = true;
   expect((await budget.sample()).state).toBe('unknown');
   expect(budget.admits()).toBe(true);
+});
+
+describe('fullestMaster: on a Redis Cluster the budget judges the master nearest its limit', () => {
+  const master = (node: string, usedBytes: number, maxmemoryBytes: number, policy = 'noeviction') => ({ node, usedBytes, maxmemoryBytes, policy });
+
+  test('by share of its own limit, not by bytes', () => {
+    const masters = [master('a', 80 * MiB, 200 * MiB), master('b', 60 * MiB, 64 * MiB), master('c', 90 * MiB, 0)];
+    expect(fullestMaster(masters, undefined)?.node).toBe('b');
+  });
+
+  test('REDIS_MAXMEMORY_BYTES is each master’s limit', () => {
+    const masters = [master('a', 80 * MiB, 200 * MiB), master('b', 60 * MiB, 64 * MiB)];
+    expect(fullestMaster(masters, 100 * MiB)?.node).toBe('a');
+  });
+
+  test('no limit anywhere: the one that uses most; none answered: none', () => {
+    expect(fullestMaster([master('a', 1 * MiB, 0), master('b', 2 * MiB, 0)], undefined)?.node).toBe('b');
+    expect(fullestMaster([], undefined)).toBeUndefined();
+  });
+
+  test('an evicting policy on any master is reported', () => {
+    const masters = [master('a', 10 * MiB, 100 * MiB, 'allkeys-lru'), master('b', 90 * MiB, 100 * MiB)];
+    expect(fullestMaster(masters, undefined)).toEqual({ ...masters[1], policy: 'allkeys-lru' });
+  });
 });

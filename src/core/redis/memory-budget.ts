@@ -1,6 +1,6 @@
-import type { Redis } from 'ioredis';
 import type { MemoryBudgetConfig } from '../config';
 import type { Logger } from '../logger';
+import { infoMemoryOfMasters, isCluster, parseInfoMemory, type NodeMemory, type RedisClient } from './cluster';
 
 /**
  * - `unknown`: not sampled yet, or Redis did not answer the last sample (its outage is answered elsewhere).
@@ -19,7 +19,10 @@ export interface MemoryWatermarks {
   resumeBytes: number;
 }
 
-/** What the relay knows about Redis memory: the last sample, for /readyz, /metrics, the console. */
+/**
+ * What the relay knows about Redis memory: the last sample, for /readyz, /metrics, the console. On a
+ * Redis Cluster, the figures of the master nearest its limit (see fullestMaster).
+ */
 export interface MemorySnapshot {
   state: MemoryState;
   /** Bytes Redis counts against its limit (`used_memory` less replication and AOF buffers); null before a sample. */
@@ -47,14 +50,28 @@ const ASSUMED_RECORD_BYTES = 1024;
 /** Shortest gap between the samples a refusal asks for, on top of the regular ones. */
 const ON_DEMAND_SAMPLE_MS = 100;
 
-function infoField(info: string, name: string): string | undefined {
-  const m = new RegExp(`^${name}:(.*)$`, 'm').exec(info);
-  return m?.[1]?.trim();
+/**
+ * The master nearest its limit (`limitBytes`, else its own maxmemory): every master takes the
+ * writes of its own slots, so the first to fill refuses them while the others still have room.
+ * With no limit known anywhere, the one that uses most. A policy other than noeviction on any
+ * master is reported, whichever is fullest.
+ */
+export function fullestMaster(masters: readonly NodeMemory[], limitBytes: number | undefined): NodeMemory | undefined {
+  const share = (m: NodeMemory) => {
+    const limit = limitBytes ?? m.maxmemoryBytes;
+    return limit > 0 ? m.usedBytes / limit : -1;
+  };
+  let fullest: NodeMemory | undefined;
+  for (const m of masters) {
+    if (!fullest || share(m) > share(fullest) || (share(m) === share(fullest) && m.usedBytes > fullest.usedBytes)) fullest = m;
+  }
+  const evicting = masters.find((m) => m.policy !== null && m.policy !== 'noeviction');
+  return fullest && evicting ? { ...fullest, policy: evicting.policy } : fullest;
 }
 
 /**
  * The relay's Redis memory budget, one per process: samples `INFO memory` every `sampleMs` (never
- * per request), keeps a state with hysteresis, logs a warning once per upward crossing of the warn
+ * per request; on a Redis Cluster, of every master, judging the fullest), keeps a state with hysteresis, logs a warning once per upward crossing of the warn
  * and high watermarks, and tells ingest whether it may write. Everything else Tributary writes
  * (routing, delivery, the operator's commands) lives in the headroom above the high watermark.
  */
@@ -69,7 +86,7 @@ export class MemoryBudget {
   private readonly listeners = new Set<(snapshot: MemorySnapshot, previous: MemoryState) => void>();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly logger: Logger,
     private readonly opts: MemoryBudgetConfig = DEFAULT_MEMORY_BUDGET,
   ) {}
@@ -132,17 +149,18 @@ export class MemoryBudget {
   private async readInfo(): Promise<void> {
     const previous = this.snap.state;
     const pending = this.unsampledRecords;
-    let info: string;
+    let figures: NodeMemory | undefined;
     try {
-      info = await this.redis.info('memory');
+      figures = await this.measure();
     } catch {
+      figures = undefined;
+    }
+    if (!figures) {
       this.snap = { ...this.snap, state: 'unknown' };
       return this.changed(previous);
     }
     this.unsampledRecords = Math.max(0, this.unsampledRecords - pending);
-    const used = Number(infoField(info, 'used_memory') ?? 0) - Number(infoField(info, 'mem_not_counted_for_evict') ?? 0);
-    const redisLimit = Number(infoField(info, 'maxmemory') ?? 0);
-    const policy = infoField(info, 'maxmemory_policy') ?? null;
+    const { usedBytes: used, maxmemoryBytes: redisLimit, policy } = figures;
     const limit = this.opts.limitBytes ?? (redisLimit > 0 ? redisLimit : null);
     const pct = (p: number) => Math.floor((limit ?? 0) * (p / 100));
     const watermarks = limit === null ? null : { warnBytes: pct(this.opts.warnPercent), highBytes: pct(this.opts.highPercent), resumeBytes: pct(this.opts.resumePercent) };
@@ -160,6 +178,12 @@ export class MemoryBudget {
       this.logger.warn({ policy }, "Redis's maxmemory-policy is not noeviction: at its limit Redis may evict queued records; set maxmemory-policy noeviction");
     }
     this.changed(previous);
+  }
+
+  /** One Redis's figures; on a cluster the fullest master's among those that answered (none: undefined). */
+  private async measure(): Promise<NodeMemory | undefined> {
+    if (!isCluster(this.redis)) return parseInfoMemory('redis', await this.redis.info('memory'));
+    return fullestMaster((await infoMemoryOfMasters(this.redis)).masters, this.opts.limitBytes);
   }
 
   /** Up at once; down only past the hysteresis (high − resume), so a level hovered around is logged once. */
