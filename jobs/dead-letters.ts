@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../src/core/redis/cluster';
 import type { ConnectorError } from '../connectors/errors';
 import type { TrackedRecord } from '../src/core/records/types';
 import { parseExactJson, stringifyExactJson } from '../src/core/records/exact-json';
@@ -63,7 +63,7 @@ function fieldsToObject(fields: string[]): Record<string, string> {
 /** The per-destination store of records a destination refused for good. */
 export class DeadLetterStore implements DeadLetters {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Pick<DeliveryKeys, 'deadLetters' | 'stream' | 'queued'>,
   ) {}
 

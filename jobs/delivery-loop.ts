@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../src/core/redis/cluster';
 import { ConnectorError, RetryableError } from '../connectors/errors';
 import type { BatchLimits, DestinationWriter, RecordOutcome } from '../connectors/types';
 import type { Logger } from '../src/core/logger';
@@ -119,8 +119,8 @@ export class DeliveryLoop {
   private abandoned: Promise<unknown> | undefined;
 
   constructor(
-    private readonly redis: Redis,
-    private readonly blocking: Redis,
+    private readonly redis: RedisClient,
+    private readonly blocking: RedisClient,
     private readonly keys: DeliveryKeys,
     private readonly writer: DestinationWriter,
     private readonly lock: LeaderLock,

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../src/core/redis/cluster';
 import type { ConnectorError } from '../connectors/errors';
 import type { DestinationDetails } from '../connectors/types';
 import { streamIdTime, type DeliveryKeys } from './keys';
@@ -56,7 +56,7 @@ export interface DestinationStatus {
 /** Writes and reads the status hash of a destination. */
 export class DestinationStatusStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: DeliveryKeys,
   ) {}
 

@@ -1,5 +1,5 @@
 import { Queue, Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../src/core/redis/cluster';
 import { throttledErrorLog, type Logger } from '../src/core/logger';
 import { duplicatesKey, ingestJobData, INGEST_QUEUE, recordTexts, type IngestJobData } from './ingest-job';
 import type { TrackerStore } from '../src/core/trackers/store';
@@ -90,7 +90,7 @@ export interface Router {
  * Fans the ingest queues out to per-destination streams: one routing step per shard
  * (src/core/redis/keyspace.ts), so that shards route in parallel on any number of workers.
  */
-export async function startRouter(connection: Redis, commands: Redis, store: TrackerStore, logger: Logger, opts: RouterOptions): Promise<Router> {
+export async function startRouter(connection: RedisClient, commands: RedisClient, store: TrackerStore, logger: Logger, opts: RouterOptions): Promise<Router> {
   const cache = new Map<string, { tracker: Tracker | undefined; until: number }>();
   const trackerFor = async (id: string): Promise<Tracker | undefined> => {
     const hit = cache.get(id);
@@ -114,7 +114,7 @@ export async function startRouter(connection: Redis, commands: Redis, store: Tra
  * the head of the queue (BullMQ pushes it on the consuming end). Every tracker partition belongs to
  * one shard, so its records are routed in the order they were accepted.
  */
-async function startShardRouter(connection: Redis, commands: Redis, trackerFor: (id: string) => Promise<Tracker | undefined>, logger: Logger, opts: RouterOptions, prefix: string): Promise<Router> {
+async function startShardRouter(connection: RedisClient, commands: RedisClient, trackerFor: (id: string) => Promise<Tracker | undefined>, logger: Logger, opts: RouterOptions, prefix: string): Promise<Router> {
   const queue = new Queue<IngestJobData>(INGEST_QUEUE, { connection, prefix });
   queue.on('error', throttledErrorLog(logger, 'router queue connection'));
   await queue.setGlobalConcurrency(1);

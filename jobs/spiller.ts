@@ -1,5 +1,5 @@
 import { statfs } from 'node:fs/promises';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../src/core/redis/cluster';
 import type { Logger } from '../src/core/logger';
 import { sleep } from '../src/core/sleep';
 import type { LeaderLock } from './leader-lock';
@@ -9,7 +9,7 @@ import { Spool, type SpooledEntry } from './spool';
 import { DestinationStatusStore } from './destination-status';
 
 /**
- * Commits a spilled frame: Redis lets go of the records the frame holds, if this process still
+ * Commits a spilled frame: RedisClient lets go of the records the frame holds, if this process still
  * holds the lease and the spool is where Redis thinks it is (so a late or repeated call changes
  * nothing). KEYS: lock, spilled, stream, status, record count. ARGV: lease token, the spilled id
  * the frame follows ('' for none), the frame's last record id, the entry id below which the stream
@@ -73,7 +73,7 @@ export class Spiller {
   private growth = 0;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly lock: LeaderLock,
     private readonly spool: Spool,
@@ -190,7 +190,7 @@ export class SpoolMissingError extends Error {
  * segments deleted. Refuses when Redis says undelivered records were spilled that this directory
  * does not hold (another host spilled them, or the directory was lost).
  */
-export async function openSpool(redis: Redis, keys: Keys, dir: string): Promise<Spool> {
+export async function openSpool(redis: RedisClient, keys: Keys, dir: string): Promise<Spool> {
   const [committed, cursor] = await Promise.all([redis.get(keys.spilled), redis.get(keys.cursor)]);
   const delivered = cursor ?? '0-0';
   const spool = await Spool.open(dir, committed, delivered);

@@ -1,5 +1,5 @@
 import { rm } from 'node:fs/promises';
-import type { Redis } from 'ioredis';
+import { duplicateClient, type RedisClient } from '../src/core/redis/cluster';
 import type { ConnectorRegistry } from '../connectors/registry';
 import type { DestinationWriter } from '../connectors/types';
 import { ConfigurationError } from '../connectors/errors';
@@ -67,7 +67,7 @@ export class DeliverySupervisor {
   private stopped = false;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly store: TrackerStore,
     private readonly registry: ConnectorRegistry,
     private readonly logger: Logger,
@@ -147,8 +147,7 @@ export class DeliverySupervisor {
     run.done = (async () => {
       let writer: DestinationWriter | undefined;
       let spool: Spool | undefined;
-      const blocking = this.redis.duplicate();
-      blocking.on('error', () => undefined);
+      const blocking = duplicateClient(this.redis);
       // Ends the run when the supervisor stops it, the lease is lost, or spilling must start over.
       const running = linkedController(stop.signal, lock.signal);
       try {

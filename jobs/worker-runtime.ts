@@ -1,7 +1,7 @@
 import type { ConnectorRegistry } from '../connectors/registry';
 import type { Config } from '../src/core/config';
 import type { Logger } from '../src/core/logger';
-import { createRedis } from '../src/core/redis/redis';
+import { createRedisClient, targetOf, type RedisLocation } from '../src/core/redis/cluster';
 import { checkKeyspaceLayout } from '../src/core/redis/keyspace-layout';
 import { MemoryBudget } from '../src/core/redis/memory-budget';
 import { TrackerStore } from '../src/core/trackers/store';
@@ -21,14 +21,14 @@ export interface WorkerRuntime {
 /** The delivery half of Tributary: routes the ingest queue and runs destination loops. */
 export async function startWorkerRuntime(
   config: Readonly<Config>,
-  redisUrl: string,
+  redisLocation: RedisLocation,
   registry: ConnectorRegistry,
   logger: Logger,
   overrides: Partial<Omit<SupervisorOptions, 'keyspace' | 'dataDir'>> = {},
   sharedMemory?: MemoryBudget,
 ): Promise<WorkerRuntime> {
-  const connection = createRedis(redisUrl, 'worker');
-  const commands = createRedis(redisUrl, 'worker');
+  const connection = createRedisClient(targetOf(redisLocation), 'worker');
+  const commands = createRedisClient(targetOf(redisLocation), 'worker');
   // A worker-only process samples for itself, so its log warns at the watermarks too.
   const memory = sharedMemory ?? new MemoryBudget(commands, logger.child({ component: 'memory' }), config.memory).start();
   await checkKeyspaceLayout(commands, config.keyspace);

@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../core/redis/cluster';
 import type Koa from 'koa';
 import type { ConnectorRegistry } from '../../connectors/registry';
 import type { AdminDeps } from '../admin/deps';
@@ -13,7 +13,7 @@ import { MemoryBudget } from '../core/redis/memory-budget';
 import type { IngestJobData } from '../../jobs/ingest-job';
 import { ingestQueues } from '../../jobs/ingest-queues';
 import { IngestWriter } from '../ingest/ingest-writer';
-import { createRedis } from '../core/redis/redis';
+import { createRedisClient, pingEveryMaster, targetOf, type RedisLocation } from '../core/redis/cluster';
 import { checkKeyspaceLayout } from '../core/redis/keyspace-layout';
 import { DeliveryAdmin } from '../operator/delivery-admin';
 import { DestinationService } from '../operator/destination-service';
@@ -35,7 +35,7 @@ export interface AdminOptions {
 
 export interface ApiRuntime {
   app: Koa;
-  redis: Redis;
+  redis: RedisClient;
   /** The ingest queue of each shard, by shard. */
   queues: Array<Queue<IngestJobData>>;
   store: TrackerStore;
@@ -59,13 +59,13 @@ export interface ApiRuntime {
  */
 export function createApiRuntime(
   config: Readonly<Config>,
-  redisUrl: string,
+  redisLocation: RedisLocation,
   logger: Logger,
   metrics = createMetrics(),
   adminOptions?: AdminOptions,
   hostMetrics?: () => Promise<string>,
 ): ApiRuntime {
-  const redis = createRedis(redisUrl, 'producer');
+  const redis = createRedisClient(targetOf(redisLocation), 'producer');
   const queues = ingestQueues(redis, config.keyspace);
   const queueError = throttledErrorLog(logger, 'ingest queue connection');
   for (const queue of queues) queue.on('error', queueError);
@@ -84,7 +84,7 @@ export function createApiRuntime(
       metrics.enqueueBatchRecords.observe(records);
     },
   });
-  const live = new LiveFeed({ redis, redisUrl, redisPrefix: config.redisPrefix, resolver, logger });
+  const live = new LiveFeed({ redis, redisLocation, redisPrefix: config.redisPrefix, resolver, logger });
   const history = new HistoryRecorder({ redis, redisPrefix: config.redisPrefix, resolver, ...config.history, writeTimeoutMs: config.enqueue.timeoutMs, onError: throttledErrorLog(logger, 'request history') });
   const deliveryLog = new SourceDeliveryLog(redis, config.redisPrefix, undefined, throttledErrorLog(logger, 'webhook delivery log'));
   const admin = adminOptions && createAdminDeps(config, redis, store, logger, adminOptions, live, deliveryLog, memory);
@@ -95,9 +95,7 @@ export function createApiRuntime(
     resolver,
     writer,
     rateLimiter: new RateLimiter(Date.now, config.apiProcesses),
-    pingRedis: async () => {
-      await redis.ping();
-    },
+    pingRedis: () => pingEveryMaster(redis),
     memory: () => memory.snapshot(),
     admin,
     live,
@@ -132,7 +130,7 @@ export function createApiRuntime(
 }
 
 /** The services of the CLI (src/cli/context.ts) over this process's Redis connection and store. */
-function createAdminDeps(config: Readonly<Config>, redis: Redis, store: TrackerStore, logger: Logger, options: AdminOptions, live: LiveFeed, deliveryLog: SourceDeliveryLog, memory: MemoryBudget): AdminDeps {
+function createAdminDeps(config: Readonly<Config>, redis: RedisClient, store: TrackerStore, logger: Logger, options: AdminOptions, live: LiveFeed, deliveryLog: SourceDeliveryLog, memory: MemoryBudget): AdminDeps {
   const destinations = new DestinationService(store, options.registry, config.dataDir, logger);
   return {
     token: options.token,

@@ -4,11 +4,11 @@ import { listenApi } from './api-server';
 import { startApiChildren, type ApiChildren } from './cluster-children';
 import { createHostMetricsClient, serveHostMetrics } from './cluster-metrics';
 import type { Config } from '../core/config';
-import { ensureRedis } from '../core/redis/embedded-redis';
+import { openRedisEndpoint } from '../core/redis/endpoint';
 import { prepareTrackers, resolveAdminToken } from './host-setup';
 import type { Logger } from '../core/logger';
 import { createMetrics } from '../core/metrics';
-import { createRedis } from '../core/redis/redis';
+import { createRedisClient } from '../core/redis/cluster';
 import { createApiRuntime } from './api-runtime';
 import { exitOnStopSignal } from './stop-signal';
 import { TrackerStore } from '../core/trackers/store';
@@ -19,27 +19,28 @@ import { TrackerStore } from '../core/trackers/store';
  * `all`, the delivery workers, and forks the API processes. They only serve HTTP.
  */
 export async function runClusterPrimary(role: 'all' | 'api', config: Readonly<Config>, logger: Logger): Promise<void> {
-  const redis = await ensureRedis(config.redisUrl, config.dataDir);
-  if (redis.owned) logger.info({ url: redis.url, dir: `${config.dataDir}/redis` }, 'started the embedded redis-server (append-only persistence on)');
+  const redis = await openRedisEndpoint(config);
+  if (redis.owned) logger.info({ url: redis.description, dir: `${config.dataDir}/redis` }, 'started the embedded redis-server (append-only persistence on)');
   let children: ApiChildren | undefined;
   let worker: WorkerRuntime | undefined;
   try {
     const registry = createDefaultRegistry().loadAll();
     const token = await resolveAdminToken(config, logger);
     // Commands wait for the connection (as the API's queue waits for Redis in one-process mode).
-    const commands = createRedis(redis.url, 'worker');
+    const commands = createRedisClient(redis.target, 'worker');
     try {
       await prepareTrackers(new TrackerStore(commands, config.redisPrefix), config, registry, logger);
     } finally {
       commands.disconnect();
     }
     // Through the environment, so that no child starts a second redis-server or makes another token.
-    const env = { REDIS_URL: redis.url, ADMIN_TOKEN: token };
+    // A cluster's children read REDIS_CLUSTER_NODES from the environment they inherit.
+    const env = { ...(redis.target.redisUrl ? { REDIS_URL: redis.target.redisUrl } : {}), ADMIN_TOKEN: token };
     serveHostMetrics(() => children?.listening() ?? []);
     children = await startApiChildren({ processes: config.apiProcesses, env, logger });
     logger.info({ url: config.publicUrl, processes: config.apiProcesses }, 'tributary API listening');
     if (role === 'all') {
-      worker = await startWorkerRuntime(config, redis.url, registry, logger);
+      worker = await startWorkerRuntime(config, redis.target, registry, logger);
       logger.info({ connectors: registry.types() }, 'tributary workers delivering');
     }
   } catch (err) {
@@ -56,10 +57,10 @@ export async function runClusterPrimary(role: 'all' | 'api', config: Readonly<Co
 
 /** An API process of cluster mode: the HTTP edge on the shared port, nothing else. */
 export async function runClusterChild(config: Readonly<Config>, logger: Logger): Promise<void> {
-  if (!config.redisUrl || !config.adminToken) throw new Error('an API process of cluster mode gets REDIS_URL and ADMIN_TOKEN from its primary');
+  if ((!config.redisUrl && !config.redisCluster) || !config.adminToken) throw new Error('an API process of cluster mode gets REDIS_URL (or REDIS_CLUSTER_NODES) and ADMIN_TOKEN from its primary');
   const metrics = createMetrics();
   const hostMetrics = createHostMetricsClient(metrics.registry);
-  const api = createApiRuntime(config, config.redisUrl, logger, metrics, { token: config.adminToken, registry: createDefaultRegistry().loadAll() }, hostMetrics);
+  const api = createApiRuntime(config, { redisUrl: config.redisUrl, redisCluster: config.redisCluster }, logger, metrics, { token: config.adminToken, registry: createDefaultRegistry().loadAll() }, hostMetrics);
   await api.ready();
   const server = await listenApi(api.app, config);
   exitOnStopSignal(logger, config.shutdownTimeoutMs, async () => {

@@ -4,7 +4,7 @@ import { startWorkerRuntime, type WorkerRuntime } from '../../jobs/worker-runtim
 import { listenApi, type ApiServer } from './api-server';
 import { runClusterChild, runClusterPrimary } from './cluster';
 import { loadConfig, type Config } from '../core/config';
-import { ensureRedis } from '../core/redis/embedded-redis';
+import { openRedisEndpoint } from '../core/redis/endpoint';
 import { prepareTrackers, resolveAdminToken } from './host-setup';
 import { createLogger, type Logger } from '../core/logger';
 import { createApiRuntime, type ApiRuntime } from './api-runtime';
@@ -20,8 +20,8 @@ function parseRole(arg: string | undefined): Role {
 
 /** API_PROCESSES=1 (the default): everything the role needs in this one process, no cluster. */
 async function runOneProcess(role: Role, config: Readonly<Config>, logger: Logger): Promise<void> {
-  const redis = await ensureRedis(config.redisUrl, config.dataDir);
-  if (redis.owned) logger.info({ url: redis.url, dir: `${config.dataDir}/redis` }, 'started the embedded redis-server (append-only persistence on)');
+  const redis = await openRedisEndpoint(config);
+  if (redis.owned) logger.info({ url: redis.description, dir: `${config.dataDir}/redis` }, 'started the embedded redis-server (append-only persistence on)');
   // Connectors load at start, not in the first request or delivery that needs one.
   const registry = createDefaultRegistry().loadAll();
 
@@ -31,7 +31,7 @@ async function runOneProcess(role: Role, config: Readonly<Config>, logger: Logge
 
   if (role !== 'worker') {
     const token = await resolveAdminToken(config, logger);
-    api = createApiRuntime(config, redis.url, logger, undefined, { token, registry });
+    api = createApiRuntime(config, redis.target, logger, undefined, { token, registry });
     await api.ready();
     await prepareTrackers(api.store, config, registry, logger);
     server = await listenApi(api.app, config);
@@ -39,7 +39,7 @@ async function runOneProcess(role: Role, config: Readonly<Config>, logger: Logge
   }
   if (role !== 'api') {
     // In one process with the API: one sampler, one set of memory warnings.
-    worker = await startWorkerRuntime(config, redis.url, registry, logger, {}, api?.memory);
+    worker = await startWorkerRuntime(config, redis.target, registry, logger, {}, api?.memory);
     logger.info({ connectors: registry.types() }, 'tributary workers delivering');
   }
 

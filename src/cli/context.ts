@@ -1,8 +1,8 @@
-import type { Redis } from 'ioredis';
 import pino from 'pino';
 import { createDefaultRegistry } from '../../connectors';
 import { loadConfig, type Config } from '../core/config';
-import { ensureRedis } from '../core/redis/embedded-redis';
+import { openRedisEndpoint } from '../core/redis/endpoint';
+import { createRedisClient, type RedisClient, type RedisTarget } from '../core/redis/cluster';
 import { createLogger } from '../core/logger';
 import { createRedis } from '../core/redis/redis';
 import { checkKeyspaceLayout, KeyspaceLayoutError } from '../core/redis/keyspace-layout';
@@ -40,8 +40,9 @@ function redact(url: string): string {
  * The producer connection has no offline queue, so commands sent before `ready` would fail;
  * wait for it, and give up at the first connection error rather than retrying for ever.
  */
-async function connect(url: string, fromEnv: boolean): Promise<Redis> {
-  const redis = createRedis(url, 'producer');
+async function connect(target: string | RedisTarget, fromEnv: boolean): Promise<RedisClient> {
+  const redis = typeof target === 'string' ? createRedis(target, 'producer') : createRedisClient(target, 'producer');
+  const where = typeof target === 'string' ? redact(target) : `the Redis Cluster ${target.redisCluster!.nodes.map((n) => `${n.host}:${n.port}`).join(',')}`;
   try {
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no answer within ${CONNECT_DEADLINE_MS} ms`)), CONNECT_DEADLINE_MS);
@@ -56,8 +57,8 @@ async function connect(url: string, fromEnv: boolean): Promise<Redis> {
     });
   } catch (err) {
     redis.disconnect();
-    const how = fromEnv ? 'check REDIS_URL, or start Redis there' : 'start Redis there, or set REDIS_URL';
-    throw new CliError(`cannot reach Redis at ${redact(url)} (${(err as Error).message}); ${how}.`);
+    const how = typeof target !== 'string' ? 'check REDIS_CLUSTER_NODES' : fromEnv ? 'check REDIS_URL, or start Redis there' : 'start Redis there, or set REDIS_URL';
+    throw new CliError(`cannot reach Redis at ${where} (${(err as Error).message}); ${how}.`);
   }
   return redis;
 }
@@ -67,18 +68,18 @@ export async function withContext<T>(fn: (ctx: CliContext) => Promise<T>): Promi
   const config = loadConfig();
   // Without REDIS_URL the CLI talks to the server's embedded Redis, or starts it for the command's
   // duration; whether it answers is checked with the connection the command then uses.
-  let probed: Redis | undefined;
+  let probed: RedisClient | undefined;
   const probe = async (url: string): Promise<boolean> => {
     probed = await connect(url, false).catch(() => undefined);
     return probed !== undefined;
   };
-  const endpoint = await ensureRedis(config.redisUrl, config.dataDir, probe).catch((err: Error) => {
+  const endpoint = await openRedisEndpoint(config, probe).catch((err: Error) => {
     probed?.disconnect();
     throw new CliError(err.message);
   });
   const redis =
     probed ??
-    (await connect(endpoint.url, config.redisUrl !== undefined).catch(async (err: unknown) => {
+    (await connect(endpoint.target.redisCluster ? endpoint.target : endpoint.target.redisUrl!, config.redisUrl !== undefined).catch(async (err: unknown) => {
       await endpoint.stop();
       throw err;
     }));

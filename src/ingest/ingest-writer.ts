@@ -7,6 +7,7 @@ import type { TrackedRecord } from '../core/records/types';
 import { bucketExpiresAt, dedupKeys, DUPLICATES_TTL_MS } from './dedup';
 import { KeyedAdd } from './keyed-add';
 import { partitionOf, type Keyspace } from '../core/redis/keyspace';
+import { waitForReplicas, type RedisClient } from '../core/redis/cluster';
 import { ingestJobData, INGEST_JOB_NAME, type IngestJobData } from '../../jobs/ingest-job';
 
 export interface IngestWriterOptions {
@@ -210,7 +211,7 @@ export class IngestWriter {
    * script that marks them and lists the duplicates among them for the router, as one atomic script
    * (see KeyedAdd); the others' jobs as one add (or addBulk) per shard queue.
    */
-  private async addJobs(batch: Pending[]): Promise<void> {
+  private async addJobs(batch: Pending[]): Promise<Set<number>> {
     const groups = new Map<string, JobGroup>();
     const groupOf = (trackerId: string, partition: number): JobGroup => {
       const name = partition === 0 ? trackerId : `${trackerId}/${partition}`;
@@ -252,15 +253,17 @@ export class IngestWriter {
       if (list.length === 1) writes.push(queue.add(INGEST_JOB_NAME, jobData(list[0]!)));
       else writes.push(queue.addBulk(list.map((g) => ({ name: INGEST_JOB_NAME, data: jobData(g) }))));
     }
+    const shards = new Set([...groups.values()].map((g) => g.shard));
     // Every write is awaited before the first failure is thrown: no request is answered while a
     // write that holds its records is still under way.
     if (writes.length === 1) {
       await writes[0];
-      return;
+      return shards;
     }
     const outcomes = await Promise.allSettled(writes);
     const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
     if (failed) throw failed.reason;
+    return shards;
   }
 
   private async addKeyed(g: JobGroup, now: number): Promise<void> {
@@ -276,15 +279,17 @@ export class IngestWriter {
 
   /**
    * With replicated acknowledgements, the write counts once `ackReplicas` replicas have it: one
-   * WAIT on the connection that wrote, for the whole group commit. Short of them, the requests are
-   * answered 503 (the records may or may not be stored: a retry with a client key is safe).
+   * WAIT for the whole group commit on one Redis; on a cluster one WAIT on each master that took
+   * some of its shards, at once. Short of them, the requests are answered 503 (the records may or
+   * may not be stored: a retry with a client key is safe).
    */
-  private async awaitReplicas(): Promise<void> {
+  private async awaitReplicas(shards: ReadonlySet<number>): Promise<void> {
     const wanted = this.opts.ackReplicas ?? 0;
     if (wanted === 0) return;
     // The shards' queues share the one producer connection.
-    const client = (await this.queues[0]!.getBackend().connection.client) as unknown as { wait(replicas: number, timeoutMs: number): Promise<number> };
-    const acked = await client.wait(wanted, this.opts.ackTimeoutMs ?? 500);
+    const client = (await this.queues[0]!.getBackend().connection.client) as unknown as RedisClient;
+    const keys = [...shards].map((s) => this.keyspace.shardPrefix(s));
+    const acked = await waitForReplicas(client, keys, wanted, this.opts.ackTimeoutMs ?? 500);
     if (acked < wanted) throw new Error(`${acked} of the ${wanted} replica(s) REDIS_ACK_REPLICAS asks for confirmed the write within ${this.opts.ackTimeoutMs ?? 500} ms; the records may or may not be stored`);
   }
 
@@ -301,8 +306,7 @@ export class IngestWriter {
     }
     const started = process.hrtime.bigint();
     try {
-      await this.addJobs(batch);
-      await this.awaitReplicas();
+      await this.awaitReplicas(await this.addJobs(batch));
       this.opts.memory?.wrote(records);
       this.opts.onFlush?.(records, trackers.size, Number(process.hrtime.bigint() - started) / 1e9);
       for (const p of batch) this.settle(p);

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../core/redis/cluster';
 import { RetryableError } from '../../connectors/errors';
 import { LocalSettingsSchema, warehouseFile } from '../../connectors/local/config';
 import type { ExportedFile, ExportFormat, QueryResult } from '../../connectors/local/query';
@@ -36,7 +36,7 @@ export interface DestinationView extends Destination {
 
 export interface DeliveryAdminDeps {
   destinations: DestinationService;
-  redis: Redis;
+  redis: RedisClient;
   keyspace: Keyspace;
   dataDir: string;
 }

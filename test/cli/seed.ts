@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../src/core/redis/cluster';
 import { PermanentError } from '../../connectors/errors';
 import { DeadLetterStore } from '../../jobs/dead-letters';
 import { deliveryKeys } from '../../jobs/keys';
@@ -18,7 +18,7 @@ export function eventRecord(n: number, extra: Partial<TrackedRecord> = {}): Trac
 }
 
 /** Dead letters put in the way the delivery loop does, one `PermanentError` each. */
-export async function seedDeadLetters(redis: Redis, prefix: string, trackerId: string, destinationId: string, records: TrackedRecord[]): Promise<DeadLetterStore> {
+export async function seedDeadLetters(redis: RedisClient, prefix: string, trackerId: string, destinationId: string, records: TrackedRecord[]): Promise<DeadLetterStore> {
   const store = new DeadLetterStore(redis, deliveryKeys(prefix, { trackerId, destinationId }));
   const items = records.map((record) => ({ record, error: new PermanentError(`row ${record.id} rejected: bad value`, { status: 400 }) }));
   // One XADD per record in a MULTI: ids are strictly increasing, in record order.

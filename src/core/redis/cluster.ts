@@ -176,3 +176,24 @@ export async function infoMemoryOfMasters(cluster: Cluster, { timeoutMs = 1000 }
   });
   return out;
 }
+
+/** Where Redis is, as the runtimes take it: a URL (one Redis) or a target that may name a cluster. */
+export type RedisLocation = string | RedisTarget;
+
+export function targetOf(location: RedisLocation): RedisTarget {
+  return typeof location === 'string' ? { redisUrl: location, redisCluster: undefined } : location;
+}
+
+/**
+ * PING on one Redis, or on every master of a cluster: a cluster client's own PING reaches one
+ * node, and would call the relay ready while a master that holds some shards is down.
+ */
+export async function pingEveryMaster(client: RedisClient): Promise<void> {
+  if (!isCluster(client)) {
+    await client.ping();
+    return;
+  }
+  const masters = client.nodes('master');
+  if (masters.length === 0) throw new Error('the cluster client knows no master yet');
+  await Promise.all(masters.map((node) => node.ping()));
+}

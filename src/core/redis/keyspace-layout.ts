@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './cluster';
 import type { Keyspace } from './keyspace';
 
 /** Redis holds keys in another layout than the configuration asks for. */
@@ -12,7 +12,7 @@ export class KeyspaceLayoutError extends Error {
  * restarted with another `REDIS_SHARDS` would not see its own queues, cursors and dead letters:
  * that is refused, with what to do instead.
  */
-export async function checkKeyspaceLayout(redis: Redis, keyspace: Keyspace): Promise<void> {
+export async function checkKeyspaceLayout(redis: RedisClient, keyspace: Keyspace): Promise<void> {
   const key = `${keyspace.global}:layout`;
   const wanted = `shards=${keyspace.shards}`;
   const stored = await redis.get(key);

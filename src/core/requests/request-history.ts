@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/cluster';
 
 /**
  * One v3 request as its tracker's history keeps it: what the client sent (never the body, never a
@@ -95,7 +95,7 @@ export function filterRequests(entries: readonly RequestEntry[], filter: Request
  */
 export class RequestHistory {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {}
 

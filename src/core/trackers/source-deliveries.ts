@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/cluster';
 
 /** How many deliveries a source keeps, newest first, by default: enough to see a setup work or fail. */
 export const SOURCE_DELIVERIES_KEPT = 50;
@@ -42,7 +42,7 @@ export function sourceDeliveriesKey(prefix: string, trackerId: string, sourceId:
  */
 export class SourceDeliveryLog {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     /** Deliveries kept per source; default {@link SOURCE_DELIVERIES_KEPT}. */
     private readonly kept = SOURCE_DELIVERIES_KEPT,

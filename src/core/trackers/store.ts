@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/cluster';
 import { generatePrivacySecret } from './privacy-rules';
 import { tokenDigest } from './tokens';
 import { TrackerSchema, type Tracker } from './types';
@@ -35,7 +35,7 @@ export class TrackerConflictError extends Error {
  */
 export class TrackerStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {}
 

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../core/redis/cluster';
 import type { Context, Middleware } from 'koa';
 import { withDeadline } from '../../core/deadline';
 import { tokenHint } from '../../core/redact';
@@ -9,7 +9,7 @@ import { buildRequestEntry, fitEntry, protectEntry } from './history-entry';
 
 export interface HistoryRecorderOptions {
   /** The API's producer connection. */
-  redis: Redis;
+  redis: RedisClient;
   redisPrefix: string;
   /** Attributes a request refused before its tracker was known (a malformed body with a header token). */
   resolver: TrackerResolver;

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import { createRedisClient, targetOf, type RedisClient, type RedisLocation } from '../../core/redis/cluster';
 import type { Context, Middleware } from 'koa';
 import type { Logger } from '../../core/logger';
-import { createRedis } from '../../core/redis/redis';
 import type { TrackedRecord } from '../../core/records/types';
 import type { TrackerResolver } from '../../ingest/resolver';
 import { privacyPlan, type PrivacyPlan } from '../../core/records/privacy';
@@ -14,9 +13,9 @@ export type LiveListener = (entryJson: string) => void;
 
 export interface LiveFeedOptions {
   /** Publishes entries and keeps the watch list (the API's producer connection). */
-  redis: Redis;
+  redis: RedisClient;
   /** For the subscriber connection, opened on the first subscription only. */
-  redisUrl: string;
+  redisLocation: RedisLocation;
   redisPrefix: string;
   /** Attributes a refused request that never reached a tracker (a malformed body with a header token). */
   resolver: TrackerResolver;
@@ -42,7 +41,7 @@ export class LiveFeed {
   private readonly listeners = new Map<string, Set<LiveListener>>();
   private readonly closers = new Set<() => void>();
   private remoteWatched = new Set<string>();
-  private subscriber: Redis | undefined;
+  private subscriber: RedisClient | undefined;
   private readonly pollTimer: NodeJS.Timeout;
   private renewTimer: NodeJS.Timeout | undefined;
   private readonly pollMs: number;
@@ -144,9 +143,9 @@ export class LiveFeed {
     }
   }
 
-  private ensureSubscriber(): Redis {
+  private ensureSubscriber(): RedisClient {
     if (this.subscriber) return this.subscriber;
-    const subscriber = createRedis(this.options.redisUrl, 'worker');
+    const subscriber = createRedisClient(targetOf(this.options.redisLocation), 'worker');
     subscriber.on('message', (channel: string, message: string) => {
       const trackerId = channel.slice(this.channelPrefix().length);
       for (const listener of this.listeners.get(trackerId) ?? []) listener(message);
