@@ -70,6 +70,7 @@ const EnvSchema = z.object({
   REQUEST_HISTORY_ENTRY_BYTES: int(1024, 256),
   UNKNOWN_TOKEN_HISTORY_SIZE: int(1000, 0),
   UNKNOWN_TOKEN_HISTORY_PER_MINUTE: int(60, 0),
+  TRAFFIC_FLUSH_MS: int(5000, 50),
 });
 
 export interface Limits {
@@ -155,6 +156,11 @@ export interface Config {
     /** Of those, how many each API process keeps per minute at most; the others are only counted. Default 60. */
     unknownPerMinute: number;
   };
+  /**
+   * How often each API process sends its per-minute record counts (the console's pictures over
+   * time) to Redis; requests only add to a map in memory. Default 5000 ms.
+   */
+  trafficFlushMs: number;
   delivery: {
     /** Lease of a destination: another worker takes over this long after its holder dies. Default 15 s. */
     leaseMs: number;
@@ -284,6 +290,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       unknownSize: e.UNKNOWN_TOKEN_HISTORY_SIZE,
       unknownPerMinute: e.UNKNOWN_TOKEN_HISTORY_PER_MINUTE,
     }),
+    trafficFlushMs: e.TRAFFIC_FLUSH_MS,
     delivery: Object.freeze({
       leaseMs: e.DELIVERY_LEASE_MS,
       discoverIntervalMs: e.DELIVERY_DISCOVER_INTERVAL_MS,

@@ -170,6 +170,9 @@ export const ADMIN_PATHS: Record<string, PathItem> = {
   '/admin/api/trackers/{id}/requests': withPath([tracker], {
     get: op('requestHistory', { summary: 'The tracker’s last requests, accepted and refused, newest first, searched.', query: requestQuery, ok: ['200', 'A page of kept requests.', ref('schemas/RequestPage')], errors: ['AdminNotFound'] }),
   }),
+  '/admin/api/trackers/{id}/traffic': withPath([tracker], {
+    get: op('trackerTraffic', { summary: 'The tracker’s records per minute over the last 24 hours: accepted, duplicates and refused, by endpoint and error code.', ok: ['200', 'The picture.', ref('schemas/TrafficPicture')], errors: ['AdminNotFound'] }),
+  }),
   '/admin/api/requests/unknown-token': {
     get: op('unknownTokenRequests', { summary: 'The relay’s requests whose token matched no tracker, newest first, searched.', query: requestQuery, ok: ['200', 'A page of kept requests.', ref('schemas/RequestPage')] }),
   },

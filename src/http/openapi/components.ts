@@ -209,5 +209,28 @@ export const COMPONENTS: OpenApiDocument['components'] = {
       required: ['total', 'matched', 'entries'],
       properties: { total: { type: 'integer' }, matched: { type: 'integer' }, entries: { type: 'array', items: { $ref: '#/components/schemas/RequestEntry' } } },
     },
+    TrafficPicture: {
+      type: 'object',
+      description: 'A tracker’s records per minute over the last 24 hours (1 440 points, oldest first), by endpoint and outcome.',
+      required: ['start', 'stepSeconds', 'totals', 'series'],
+      properties: {
+        start: { type: 'string', format: 'date-time', description: 'The first minute of the window; the last is the current minute.' },
+        stepSeconds: { type: 'integer', const: 60 },
+        totals: { type: 'object', required: ['accepted', 'duplicate', 'refused'], properties: { accepted: { type: 'integer' }, duplicate: { type: 'integer' }, refused: { type: 'integer' } } },
+        series: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['endpoint', 'outcome', 'total', 'counts'],
+            properties: {
+              endpoint: { type: 'string', description: 'The route that answered (`/v3/event`), `unmatched`, or `other` past the per-minute cap.' },
+              outcome: { type: 'string', description: '`accepted`, `duplicate`, an `ERR_*` code, or `refused` past the per-minute cap.' },
+              total: { type: 'integer' },
+              counts: { type: 'array', items: { type: 'integer' }, minItems: 1440, maxItems: 1440 },
+            },
+          },
+        },
+      },
+    },
   },
 };
