@@ -209,6 +209,35 @@ export const COMPONENTS: OpenApiDocument['components'] = {
       required: ['total', 'matched', 'entries'],
       properties: { total: { type: 'integer' }, matched: { type: 'integer' }, entries: { type: 'array', items: { $ref: '#/components/schemas/RequestEntry' } } },
     },
+    DestinationPicture: {
+      type: 'object',
+      description: 'A destination’s last 24 hours, a point a minute (1 440, oldest first); `backlog` and `lagMs` are null where no worker sampled them.',
+      required: ['start', 'stepSeconds', 'delivered', 'deadLettered', 'backlog', 'lagMs', 'totals', 'markers'],
+      properties: {
+        start: { type: 'string', format: 'date-time' },
+        stepSeconds: { type: 'integer', const: 60 },
+        delivered: { type: 'array', items: { type: 'integer' } },
+        deadLettered: { type: 'array', items: { type: 'integer' } },
+        backlog: { type: 'array', items: { type: ['integer', 'null'] } },
+        lagMs: { type: 'array', items: { type: ['integer', 'null'] } },
+        totals: { type: 'object', required: ['delivered', 'deadLettered'], properties: { delivered: { type: 'integer' }, deadLettered: { type: 'integer' } } },
+        markers: {
+          type: 'array',
+          description: 'The last 100 changes of state, newest first.',
+          items: {
+            type: 'object',
+            required: ['at', 'state', 'from'],
+            properties: {
+              at: { type: 'string', format: 'date-time' },
+              state: { type: 'string', enum: ['delivering', 'failing', 'paused', 'disabled'] },
+              from: { type: 'string', enum: ['', 'delivering', 'failing', 'paused', 'disabled'], description: 'The state before; empty on the first start.' },
+              message: { type: 'string' },
+              partition: { type: 'integer', description: 'The tracker partition whose delivery changed, when the tracker has several.' },
+            },
+          },
+        },
+      },
+    },
     TrafficPicture: {
       type: 'object',
       description: 'A tracker’s records per minute over the last 24 hours (1 440 points, oldest first), by endpoint and outcome.',
