@@ -131,8 +131,9 @@ export class DestinationSeries {
   }
 
   /**
-   * Samples at once, then at the start of every minute until `signal` aborts. A sample Redis
-   * refuses (down, or at its memory limit) leaves a gap in the picture, nothing more.
+   * Samples at once, then every `everyMs` (aligned to the clock: by default at the start of every
+   * minute) until `signal` aborts. A sample Redis refuses (down, or at its memory limit) leaves a
+   * gap in the picture, nothing more.
    */
   async runSampler(signal: AbortSignal, read: () => Promise<BacklogSample>, everyMs = MINUTE_MS): Promise<void> {
     while (!signal.aborted) {

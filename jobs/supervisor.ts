@@ -28,7 +28,7 @@ export interface SupervisorOptions {
   delivery: Omit<DeliveryLoopOptions, 'batch'>;
   /** Redis cap per destination and disk spool (jobs/spiller.ts). */
   spill: SpillOptions;
-  /** How often the backlog and lag of a held destination are sampled for its pictures over time. Default (and resolution) 60 s. */
+  /** How often the backlog and lag of a held destination are sampled for its pictures over time (DELIVERY_SAMPLE_MS); the last sample of a minute is kept. Default 60 s. */
   sampleMs?: number;
 }
 

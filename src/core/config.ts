@@ -57,6 +57,7 @@ const EnvSchema = z.object({
   DELIVERY_MAX_RECORD_ATTEMPTS: int(10, 1),
   DELIVERY_CONFIG_RECHECK_MS: int(30_000, 10),
   DELIVERY_WRITE_TIMEOUT_MS: int(600_000, 10),
+  DELIVERY_SAMPLE_MS: int(60_000, 1000),
   ROUTER_LOCK_MS: int(10_000, 100),
   DESTINATION_REDIS_CAP_RECORDS: int(100_000, 2),
   DESTINATION_SPILL_FRAME_RECORDS: int(5000, 1),
@@ -176,6 +177,8 @@ export interface Config {
     configRecheckMs: number;
     /** A destination write still unfinished after this long is abandoned and retried with backoff. Default 10 min. */
     writeTimeoutMs: number;
+    /** How often a held destination's backlog and lag are sampled for its pictures; the last sample of a minute is kept. Default 60 s. */
+    sampleMs: number;
     /** An ingest job whose router stopped renewing its lock is taken back after this long. Default 10 s. */
     routerLockMs: number;
     /** Undelivered records of one destination kept in Redis; beyond, the oldest move to the disk spool. Default 100 000. */
@@ -299,6 +302,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       maxRecordAttempts: e.DELIVERY_MAX_RECORD_ATTEMPTS,
       configRecheckMs: e.DELIVERY_CONFIG_RECHECK_MS,
       writeTimeoutMs: e.DELIVERY_WRITE_TIMEOUT_MS,
+      sampleMs: e.DELIVERY_SAMPLE_MS,
       routerLockMs: e.ROUTER_LOCK_MS,
       redisCapRecords: e.DESTINATION_REDIS_CAP_RECORDS,
       spillFrameRecords: e.DESTINATION_SPILL_FRAME_RECORDS,
