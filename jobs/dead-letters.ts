@@ -2,6 +2,7 @@ import type { RedisClient } from '../src/core/redis/cluster';
 import type { ConnectorError } from '../connectors/errors';
 import type { TrackedRecord } from '../src/core/records/types';
 import { parseExactJson, stringifyExactJson } from '../src/core/records/exact-json';
+import { seriesSlot } from './destination-series';
 import { ENSURE_COUNT, type DeliveryKeys } from './keys';
 
 export interface DeadLetter {
@@ -64,7 +65,7 @@ function fieldsToObject(fields: string[]): Record<string, string> {
 export class DeadLetterStore implements DeadLetters {
   constructor(
     private readonly redis: RedisClient,
-    private readonly keys: Pick<DeliveryKeys, 'deadLetters' | 'stream' | 'queued'>,
+    private readonly keys: Pick<DeliveryKeys, 'deadLetters' | 'stream' | 'queued' | 'series'>,
   ) {}
 
   async add(items: ReadonlyArray<{ record: TrackedRecord; error: ConnectorError }>, now = new Date()): Promise<void> {
@@ -74,6 +75,9 @@ export class DeadLetterStore implements DeadLetters {
       const err = { kind: error.kind, message: error.message, ...(error.details.status !== undefined ? { status: error.details.status } : {}) };
       tx.xadd(this.keys.deadLetters, '*', 'r', stringifyExactJson(record), 'e', JSON.stringify(err), 'at', now.toISOString());
     }
+    // Dead-lettered per minute, for the destination's pictures over time (destination-series.ts).
+    const slot = seriesSlot(this.keys, 'deadLettered', now.getTime());
+    tx.hincrby(slot.key, slot.field, items.length).expireat(slot.key, slot.expiresAt);
     await tx.exec();
   }
 

@@ -10,18 +10,21 @@ import { isOutOfMemoryError, OUT_OF_MEMORY_LOG } from '../src/core/redis/out-of-
 import { backoffDelay, type BackoffPolicy } from './backoff';
 import { DeadLetterStore } from './dead-letters';
 import { DestinationStatusStore } from './destination-status';
+import { CONFIRM_SERIES, MAX_MARKERS, seriesSlot } from './destination-series';
 import { compareStreamIds, entryIdOf, nextStreamId, streamIdTime, type DeliveryKeys } from './keys';
 import { rangeStartAfter, recordsAfter } from './stream-entries';
 import type { Spool } from './spool';
 import type { LeaderLock } from './leader-lock';
 
 /**
- * Moves the cursor past a delivered batch, if this process still holds the lease. Confirming the
- * same batch again changes nothing: ioredis re-sends a command whose answer was lost when the
- * connection dropped, and Redis may have run it already.
- * KEYS: lock, cursor, stream, status, record count. ARGV: lease token, id of the batch's last
- * record, the entry id below which the stream is trimmed, records in the batch, delivery time,
- * how many of them the record count still holds (not those read from the disk spool).
+ * Moves the cursor past a delivered batch, if this process still holds the lease, and counts it in
+ * the destination's pictures over time. Confirming the same batch again changes nothing: ioredis
+ * re-sends a command whose answer was lost when the connection dropped, and Redis may have run it already.
+ * KEYS: lock, cursor, stream, status, record count, series bucket, markers. ARGV: lease token, id
+ * of the batch's last record, the entry id below which the stream is trimmed, records in the
+ * batch, delivery time, how many of them the record count still holds (not those read from the
+ * disk spool), the bucket's field, its expiry, the markers' cap, how many of them the destination
+ * took (the others were dead-lettered).
  */
 const CONFIRM = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
@@ -38,6 +41,7 @@ end
 redis.call('HINCRBY', KEYS[4], 'delivered', ARGV[4])
 redis.call('HINCRBY', KEYS[4], 'batches', 1)
 redis.call('HSET', KEYS[4], 'lastDeliveredAt', ARGV[5], 'inFlight', '0', 'paused', '', 'writingSince', '', 'attempts', '0', 'retryAt', '')
+${CONFIRM_SERIES}
 return 1`;
 
 export interface DeliveryLoopOptions {
@@ -152,8 +156,8 @@ export class DeliveryLoop {
         const resend = this.sentThrough !== null && compareStreamIds(first, this.sentThrough) <= 0;
         if (this.sentThrough === null || compareStreamIds(last, this.sentThrough) > 0) this.sentThrough = last;
         await this.status.startBatch(batch.length, this.sentThrough);
-        await this.deliver(batch, resend, signal);
-        if (!(await this.confirm(batch))) {
+        const deadLettered = await this.deliver(batch, resend, signal);
+        if (!(await this.confirm(batch, batch.length - deadLettered))) {
           this.logger.warn('lease lost before confirming a batch; the next holder writes it again');
           return;
         }
@@ -179,14 +183,36 @@ export class DeliveryLoop {
    * it was written (and taken them off the record count then): in turn with it, only the others
    * are taken off now.
    */
-  private confirm(batch: Entry[]): Promise<boolean> {
+  private confirm(batch: Entry[], written: number): Promise<boolean> {
     const last = batch[batch.length - 1]!;
     const entry = entryIdOf(last.id);
     const trimBelow = last.endsEntry ? nextStreamId(entry) : entry;
     return this.spool.exclusive(async () => {
       const spilled = this.spool.committedThrough;
       const stillCounted = spilled === null ? batch.length : batch.filter((e) => compareStreamIds(e.id, spilled) > 0).length;
-      const confirmed = await this.redis.eval(CONFIRM, 5, this.keys.lock, this.keys.cursor, this.keys.stream, this.keys.status, this.keys.queued, this.lock.token, last.id, trimBelow, batch.length, new Date().toISOString(), stillCounted);
+      const now = Date.now();
+      const slot = seriesSlot(this.keys, 'delivered', now);
+      const confirmed = await this.redis.eval(
+        CONFIRM,
+        7,
+        this.keys.lock,
+        this.keys.cursor,
+        this.keys.stream,
+        this.keys.status,
+        this.keys.queued,
+        slot.key,
+        this.keys.events,
+        this.lock.token,
+        last.id,
+        trimBelow,
+        batch.length,
+        new Date(now).toISOString(),
+        stillCounted,
+        slot.field,
+        slot.expiresAt,
+        MAX_MARKERS,
+        written,
+      );
       return confirmed === 1;
     });
   }
@@ -263,10 +289,11 @@ export class DeliveryLoop {
     this.abandoned = undefined;
   }
 
-  /** Writes until every record is delivered or dead-lettered. Throws only when aborted or wedged. */
-  private async deliver(batch: Entry[], resend: boolean, signal: AbortSignal): Promise<void> {
+  /** Writes until every record is delivered or dead-lettered; resolves the number dead-lettered. Throws only when aborted or wedged. */
+  private async deliver(batch: Entry[], resend: boolean, signal: AbortSignal): Promise<number> {
     let pending = batch;
     let attempt = 0;
+    let deadLettered = 0;
     while (pending.length > 0) {
       signal.throwIfAborted();
       await this.awaitAbandoned(signal);
@@ -284,7 +311,7 @@ export class DeliveryLoop {
         if (error.kind === 'permanent') {
           await this.status.recordError(error);
           await this.deadLetters.add(pending.map((e) => ({ record: e.record, error })));
-          return;
+          return deadLettered + pending.length;
         }
         const wait = error.kind === 'configuration' ? this.opts.configRecheckMs : backoffDelay(attempt, this.opts.backoff, (error as RetryableError).retryAfterMs);
         attempt++;
@@ -309,8 +336,10 @@ export class DeliveryLoop {
         }
       });
       await this.deadLetters.add(dead);
+      deadLettered += dead.length;
       pending = again;
       if (pending.length > 0) await sleep(backoffDelay(attempt++, this.opts.backoff, retryAfterMs), signal);
     }
+    return deadLettered;
   }
 }

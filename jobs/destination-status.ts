@@ -1,6 +1,7 @@
 import type { RedisClient } from '../src/core/redis/cluster';
 import type { ConnectorError } from '../connectors/errors';
 import type { DestinationDetails } from '../connectors/types';
+import { DestinationSeries } from './destination-series';
 import { streamIdTime, type DeliveryKeys } from './keys';
 import { rangeStartAfter } from './stream-entries';
 import type { SpoolBacklog } from './spool';
@@ -69,6 +70,8 @@ export class DestinationStatusStore {
     }
     if (error.kind === 'configuration') fields.paused = error.message;
     await this.set(fields);
+    // The moment it paused or began failing, once (a batch dead-lettered whole is counted per minute instead).
+    if (error.kind !== 'permanent') await new DestinationSeries(this.redis, this.keys).mark(error.kind === 'configuration' ? 'paused' : 'failing', { at, message: error.message });
   }
 
   /** How fast the backlog grows and what room is left (written by the spiller, see Spiller.reportGrowth). */

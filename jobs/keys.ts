@@ -43,6 +43,10 @@ export function deliveryKeys(prefix: string, ref: DestinationRef) {
     spilled: `${base}:spilled`,
     /** Records waiting in the stream (an entry may hold a block of many, see stream-entries.ts). */
     queued: `${base}:queued`,
+    /** Start of the keys of its pictures over time: one hash per 10 minutes, `<series>:<bucket>` (destination-series.ts). */
+    series: `${base}:series`,
+    /** The moments it paused, failed, recovered, was disabled or enabled, newest first (a capped list). */
+    events: `${base}:events`,
   };
 }
 

@@ -12,6 +12,7 @@ import { openSpool, Spiller, SpoolMissingError, type SpillOptions } from './spil
 import { spoolDirectory, type Spool } from './spool';
 import { DeliveryLoop, type DeliveryLoopOptions } from './delivery-loop';
 import { DestinationStatusStore } from './destination-status';
+import { DestinationSeries } from './destination-series';
 import { partitionDeliveryKeys, type DeliveryKeys, type DestinationRef } from './keys';
 import type { Keyspace } from '../src/core/redis/keyspace';
 import { LeaderLock } from './leader-lock';
@@ -27,6 +28,8 @@ export interface SupervisorOptions {
   delivery: Omit<DeliveryLoopOptions, 'batch'>;
   /** Redis cap per destination and disk spool (jobs/spiller.ts). */
   spill: SpillOptions;
+  /** How often the backlog and lag of a held destination are sampled for its pictures over time (DELIVERY_SAMPLE_MS); the last sample of a minute is kept. Default 60 s. */
+  sampleMs?: number;
 }
 
 /** A destination partition the trackers ask for. */
@@ -153,6 +156,11 @@ export class DeliverySupervisor {
       try {
         spool = await this.openSpoolOrWait(ref, keys, status, running.signal, log);
         if (!spool) return;
+        // A first start, an enable or a disable is a moment of the destination's pictures; a restart is not.
+        const series = new DestinationSeries(this.redis, keys);
+        await series.mark(destination.enabled ? 'delivering' : 'disabled', destination.enabled ? { onlyFrom: ['', 'disabled'] } : {}).catch(() => false);
+        // Not awaited when the run ends: it stops at the abort, and a sample still in flight is harmless (it writes its minute).
+        void series.runSampler(running.signal, () => status.read(), this.opts.sampleMs);
         const spilling = new Spiller(this.redis, keys, lock, spool, this.opts.spill, log).run(running.signal).catch((err: unknown) => {
           log.warn({ err: (err as Error).message }, 'spilling stopped; the destination starts over');
           running.abort(err);

@@ -38,6 +38,7 @@ export async function startWorkerRuntime(
   const fromConfig: Omit<SupervisorOptions, 'keyspace' | 'dataDir'> = {
     discoverIntervalMs: d.discoverIntervalMs,
     leaseMs: d.leaseMs,
+    sampleMs: d.sampleMs,
     delivery: {
       ...DEFAULT_DELIVERY_OPTIONS,
       backoff: { baseMs: d.backoffBaseMs, maxMs: d.backoffMaxMs },

@@ -31,11 +31,16 @@ const TYPES: Readonly<Record<string, string>> = {
 /** Flat names only: no separators, no leading dot, so no path can leave the asset folders. */
 const ASSET_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/;
 
-/** The browser resolves Preact's bare imports through the page's import map to these files. */
+/**
+ * The browser resolves the bare imports of Preact and uPlot (the charts) through the page's import
+ * map to these files; uPlot's stylesheet is linked by the page.
+ */
 const VENDOR: Readonly<Record<string, string>> = {
   'preact.mjs': 'preact',
   'hooks.mjs': 'preact/hooks',
   'jsx-runtime.mjs': 'preact/jsx-runtime',
+  'uplot.mjs': 'uplot/dist/uPlot.esm.js',
+  'uplot.css': 'uplot/dist/uPlot.min.css',
 };
 
 const IMPORT_MAP = /<script type="importmap">([\s\S]*?)<\/script>/;
@@ -73,7 +78,7 @@ function send(ctx: Context, body: Buffer | string, type: string): void {
 
 /**
  * The console's files: the page, its compiled modules (dist/console, `npm run build:console`),
- * its stylesheet (src/console/public) and Preact from node_modules. Files are read on each
+ * its stylesheet (src/console/public), and Preact and uPlot from node_modules. Files are read on each
  * request: an admin loads a handful, and a rebuild shows without a restart.
  */
 export function createConsoleRouter(root = packageRoot()): Router {
@@ -102,7 +107,7 @@ export function createConsoleRouter(root = packageRoot()): Router {
   router.get('/vendor/:name', async (ctx) => {
     const specifier = VENDOR[ctx.params.name!];
     if (specifier === undefined) throw new ApiError('ERR_NOT_FOUND', `No console file ${ctx.params.name}.`);
-    send(ctx, await readFile(require.resolve(specifier)), TYPES['.mjs']!);
+    send(ctx, await readFile(require.resolve(specifier)), TYPES[path.extname(ctx.params.name!)]!);
   });
   return router;
 }

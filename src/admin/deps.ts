@@ -1,5 +1,6 @@
 import type { ConnectorRegistry } from '../../connectors/registry';
 import type { RequestHistory } from '../core/requests/request-history';
+import type { TrafficReader } from '../core/series/traffic';
 import type { LiveFeed } from '../http/live/live-feed';
 import type { MemorySnapshot } from '../core/redis/memory-budget';
 import type { DeliveryAdmin } from '../operator/delivery-admin';
@@ -26,4 +27,6 @@ export interface AdminDeps {
   memory: () => MemorySnapshot;
   /** Each tracker's last requests, and those with an unknown token. */
   requests: RequestHistory;
+  /** Each tracker's records per minute over the last 24 hours. */
+  traffic: TrafficReader;
 }

@@ -12,6 +12,7 @@ import { mapServiceErrors } from './service-errors';
 import { registerSessionRoutes } from './session';
 import { registerSourceRoutes } from './source-routes';
 import { registerTrackerRoutes } from './tracker-routes';
+import { registerTrafficRoutes } from './traffic-routes';
 import { registerWarehouseRoutes } from './warehouse-routes';
 
 function isStream(body: unknown): boolean {
@@ -40,6 +41,7 @@ export function createAdminRouter(deps: AdminDeps): Router {
   registerConnectorRoutes(router, deps);
   registerLiveRoutes(router, deps);
   registerRequestRoutes(router, deps);
+  registerTrafficRoutes(router, deps);
   registerWarehouseRoutes(router, deps);
   registerHealthRoutes(router, deps);
   return router;

@@ -5,6 +5,7 @@ import type { ConnectorRegistry } from '../../connectors/registry';
 import type { AdminDeps } from '../admin/deps';
 import { createApp } from './app';
 import { HistoryRecorder } from '../http/history/history-recorder';
+import { TrafficCounter } from '../http/traffic/traffic-counter';
 import { LiveFeed } from '../http/live/live-feed';
 import type { Config } from '../core/config';
 import { throttledErrorLog, type Logger } from '../core/logger';
@@ -24,6 +25,7 @@ import { TrackerStore } from '../core/trackers/store';
 import { SourceDeliveryLog } from '../core/trackers/source-deliveries';
 import { SourceService } from '../operator/source-service';
 import { RequestHistory } from '../core/requests/request-history';
+import { TrafficReader } from '../core/series/traffic';
 
 /** Turns the admin API on. */
 export interface AdminOptions {
@@ -47,6 +49,8 @@ export interface ApiRuntime {
   /** The services behind the admin API, when it is on. */
   admin: AdminDeps | undefined;
   live: LiveFeed;
+  /** Each tracker's records per minute, counted in process and sent to Redis every TRAFFIC_FLUSH_MS. */
+  traffic: TrafficCounter;
   /** Resolves once the ingest queues' connection is up. */
   ready: () => Promise<void>;
   /** Flushes pending writes, then closes the queue and Redis. */
@@ -86,6 +90,7 @@ export function createApiRuntime(
   });
   const live = new LiveFeed({ redis, redisLocation, redisPrefix: config.redisPrefix, resolver, logger });
   const history = new HistoryRecorder({ redis, redisPrefix: config.redisPrefix, resolver, ...config.history, writeTimeoutMs: config.enqueue.timeoutMs, onError: throttledErrorLog(logger, 'request history') });
+  const traffic = new TrafficCounter({ redis, redisPrefix: config.redisPrefix, resolver, flushMs: config.trafficFlushMs, isConnected: () => redis.status === 'ready', writeTimeoutMs: config.enqueue.timeoutMs, onError: throttledErrorLog(logger, 'traffic counts') });
   const deliveryLog = new SourceDeliveryLog(redis, config.redisPrefix, undefined, throttledErrorLog(logger, 'webhook delivery log'));
   const admin = adminOptions && createAdminDeps(config, redis, store, logger, adminOptions, live, deliveryLog, memory);
   const app = createApp({
@@ -100,6 +105,7 @@ export function createApiRuntime(
     admin,
     live,
     history,
+    traffic,
     deliveryLog,
     hostMetrics,
   });
@@ -114,6 +120,7 @@ export function createApiRuntime(
     memory,
     admin,
     live,
+    traffic,
     ready: async () => {
       await Promise.all(queues.map((q) => q.waitUntilReady()));
       await checkKeyspaceLayout(redis, config.keyspace);
@@ -123,6 +130,7 @@ export function createApiRuntime(
       await live.close();
       await writer.close();
       await history.flush();
+      await traffic.flush();
       await Promise.all(queues.map((q) => q.close()));
       redis.disconnect();
     },
@@ -143,5 +151,6 @@ function createAdminDeps(config: Readonly<Config>, redis: RedisClient, store: Tr
     live,
     memory: () => memory.snapshot(),
     requests: new RequestHistory(redis, config.redisPrefix),
+    traffic: new TrafficReader(redis, config.redisPrefix),
   };
 }

@@ -10,6 +10,7 @@ import { createOpenApiRouter } from '../http/openapi/document';
 import { createV3Router } from '../ingest/v3-routes';
 import { createWebhookRouter } from '../ingest/webhooks/route';
 import type { HistoryRecorder } from '../http/history/history-recorder';
+import type { TrafficCounter } from '../http/traffic/traffic-counter';
 import type { LiveFeed } from '../http/live/live-feed';
 import type { Logger } from '../core/logger';
 import type { Metrics } from '../core/metrics';
@@ -37,6 +38,8 @@ export interface AppDeps {
   live?: LiveFeed;
   /** Keeps the last requests of each tracker, and those with an unknown token. */
   history?: HistoryRecorder;
+  /** Counts each tracker's records per minute for the console's pictures over time. */
+  traffic?: TrafficCounter;
   /** Keeps the verdicts of each webhook source's last deliveries. */
   deliveryLog?: SourceDeliveryLog;
 }
@@ -55,6 +58,7 @@ export function createApp(deps: AppDeps): Koa {
   // Outside the error handler: the live view shows the answer the client got, errors included.
   if (deps.live) app.use(deps.live.tap());
   if (deps.history) app.use(deps.history.tap());
+  if (deps.traffic) app.use(deps.traffic.tap());
   app.use(createErrorHandler(deps.logger, deps.metrics, deps.config.retryAfterSeconds));
   const trackerCors = cors({
     origin: (ctx) => ctx.get('Origin'),

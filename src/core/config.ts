@@ -57,6 +57,7 @@ const EnvSchema = z.object({
   DELIVERY_MAX_RECORD_ATTEMPTS: int(10, 1),
   DELIVERY_CONFIG_RECHECK_MS: int(30_000, 10),
   DELIVERY_WRITE_TIMEOUT_MS: int(600_000, 10),
+  DELIVERY_SAMPLE_MS: int(60_000, 1000),
   ROUTER_LOCK_MS: int(10_000, 100),
   DESTINATION_REDIS_CAP_RECORDS: int(100_000, 2),
   DESTINATION_SPILL_FRAME_RECORDS: int(5000, 1),
@@ -70,6 +71,7 @@ const EnvSchema = z.object({
   REQUEST_HISTORY_ENTRY_BYTES: int(1024, 256),
   UNKNOWN_TOKEN_HISTORY_SIZE: int(1000, 0),
   UNKNOWN_TOKEN_HISTORY_PER_MINUTE: int(60, 0),
+  TRAFFIC_FLUSH_MS: int(5000, 50),
 });
 
 export interface Limits {
@@ -155,6 +157,11 @@ export interface Config {
     /** Of those, how many each API process keeps per minute at most; the others are only counted. Default 60. */
     unknownPerMinute: number;
   };
+  /**
+   * How often each API process sends its per-minute record counts (the console's pictures over
+   * time) to Redis; requests only add to a map in memory. Default 5000 ms.
+   */
+  trafficFlushMs: number;
   delivery: {
     /** Lease of a destination: another worker takes over this long after its holder dies. Default 15 s. */
     leaseMs: number;
@@ -170,6 +177,8 @@ export interface Config {
     configRecheckMs: number;
     /** A destination write still unfinished after this long is abandoned and retried with backoff. Default 10 min. */
     writeTimeoutMs: number;
+    /** How often a held destination's backlog and lag are sampled for its pictures; the last sample of a minute is kept. Default 60 s. */
+    sampleMs: number;
     /** An ingest job whose router stopped renewing its lock is taken back after this long. Default 10 s. */
     routerLockMs: number;
     /** Undelivered records of one destination kept in Redis; beyond, the oldest move to the disk spool. Default 100 000. */
@@ -284,6 +293,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       unknownSize: e.UNKNOWN_TOKEN_HISTORY_SIZE,
       unknownPerMinute: e.UNKNOWN_TOKEN_HISTORY_PER_MINUTE,
     }),
+    trafficFlushMs: e.TRAFFIC_FLUSH_MS,
     delivery: Object.freeze({
       leaseMs: e.DELIVERY_LEASE_MS,
       discoverIntervalMs: e.DELIVERY_DISCOVER_INTERVAL_MS,
@@ -292,6 +302,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       maxRecordAttempts: e.DELIVERY_MAX_RECORD_ATTEMPTS,
       configRecheckMs: e.DELIVERY_CONFIG_RECHECK_MS,
       writeTimeoutMs: e.DELIVERY_WRITE_TIMEOUT_MS,
+      sampleMs: e.DELIVERY_SAMPLE_MS,
       routerLockMs: e.ROUTER_LOCK_MS,
       redisCapRecords: e.DESTINATION_REDIS_CAP_RECORDS,
       spillFrameRecords: e.DESTINATION_SPILL_FRAME_RECORDS,

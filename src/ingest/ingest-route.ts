@@ -102,6 +102,8 @@ export async function ingest(ctx: Context, kind: RecordKind, deps: IngestDeps): 
   );
   // The request history shows the start of a token that matched no tracker (src/http/history).
   ctx.state.presentedToken = payload.token;
+  // A refusal of the whole request counts its records in the pictures over time (src/http/traffic).
+  ctx.state.recordCount = payload.items.length;
   const tracker = await resolveTracker(deps, payload.token);
   ctx.state.trackerId = tracker.id;
   // One comparison for a tracker without personal-data rules; set before any refusal, so the live view redacts.
@@ -134,7 +136,13 @@ export async function ingest(ctx: Context, kind: RecordKind, deps: IngestDeps): 
     validResults.push(result);
     return result;
   });
-  for (const r of results) if ('error' in r) deps.metrics.recordsRejected.inc({ code: r.error.code });
+  let refusedCodes: string[] | undefined;
+  for (const r of results) {
+    if (!('error' in r)) continue;
+    deps.metrics.recordsRejected.inc({ code: r.error.code });
+    (refusedCodes ??= []).push(r.error.code);
+  }
+  if (refusedCodes) ctx.state.refusedCodes = refusedCodes;
 
   let accepted = valid;
   let duplicates = 0;

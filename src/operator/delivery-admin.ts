@@ -5,6 +5,7 @@ import type { ExportedFile, ExportFormat, QueryResult } from '../../connectors/l
 import { errorMessage } from '../../connectors/local/duckdb-errors';
 import { DeadLetterStore, PartitionedDeadLetters, type DeadLetters } from '../../jobs/dead-letters';
 import { combineStatuses, DestinationStatusStore, type DestinationStatus } from '../../jobs/destination-status';
+import { combinePictures, DestinationSeries, type DestinationPicture } from '../../jobs/destination-series';
 import { partitionDeliveryKeys, trackerBacklogKey, type DeliveryKeys } from '../../jobs/keys';
 import type { Keyspace, PartitionRef } from '../core/redis/keyspace';
 import type { DestinationService } from './destination-service';
@@ -83,9 +84,19 @@ export class DeliveryAdmin {
     // One DEL per partition: a partition's keys share a slot, different partitions' may not.
     for (const ref of refs) {
       const keys = this.keys(ref, destinationId);
-      await this.deps.redis.del(keys.stream, keys.cursor, keys.deadLetters, keys.status, keys.lock, keys.spilled, keys.queued);
+      await this.deps.redis.del(keys.stream, keys.cursor, keys.deadLetters, keys.status, keys.lock, keys.spilled, keys.queued, ...new DestinationSeries(this.deps.redis, keys).keysAt());
     }
     return { queued: status.queued, deadLetters: status.deadLettered };
+  }
+
+  /**
+   * A destination's last 24 hours over all its partitions: delivered, dead-lettered, backlog and
+   * lag per minute, and the moments its state changed (each naming its partition when there are several).
+   */
+  async traffic(trackerId: string, destinationId: string, now = Date.now()): Promise<DestinationPicture> {
+    await this.deps.destinations.get(trackerId, destinationId);
+    const refs = await this.partitionRefs(trackerId);
+    return combinePictures(await Promise.all(refs.map((ref) => new DestinationSeries(this.deps.redis, this.keys(ref, destinationId)).read(now))));
   }
 
   /** Records that arrived while the tracker had no destination; the next destination added gets them. */

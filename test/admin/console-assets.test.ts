@@ -165,8 +165,22 @@ describe('GET /admin/vendor/:name', () => {
     expect(hooks.text).toMatch(/from\s*"preact"/);
   });
 
+  test('serves uPlot as an ES module with no import of its own, and its stylesheet', async () => {
+    const module = await http.get('/admin/vendor/uplot.mjs');
+    expect(module.status).toBe(200);
+    expect(module.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    expect(module.text).toMatch(/export\s*\{\s*uPlot as default\s*\}/);
+    expect(module.text).not.toMatch(/^\s*import\s/m);
+    // Under the page's CSP: no eval, no inline style attribute written as text.
+    expect(module.text).not.toMatch(/\beval\(|new Function\(|setAttribute\(\s*["']style|innerHTML/);
+    const css = await http.get('/admin/vendor/uplot.css');
+    expect(css.status).toBe(200);
+    expect(css.headers['content-type']).toBe('text/css; charset=utf-8');
+    expect(css.text).toContain('.uplot');
+  });
+
   test('nothing else of node_modules is reachable', async () => {
-    for (const url of ['/admin/vendor/react.mjs', '/admin/vendor/..%2Fpackage.json', '/admin/vendor/preact', '/admin/vendor/preact%2Fhooks']) expectNotFound(await http.get(url));
+    for (const url of ['/admin/vendor/react.mjs', '/admin/vendor/..%2Fpackage.json', '/admin/vendor/preact', '/admin/vendor/preact%2Fhooks', '/admin/vendor/uPlot.cjs.js', '/admin/vendor/uplot']) expectNotFound(await http.get(url));
   });
 });
 

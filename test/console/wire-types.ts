@@ -15,6 +15,8 @@ import type { SourceDelivery as ServerSourceDelivery } from '../../src/core/trac
 import type { Tracker as ServerTracker } from '../../src/core/trackers/types';
 import type { SourceView as ServerSourceView } from '../../src/operator/source-view';
 import type { MemorySnapshot as ServerMemorySnapshot } from '../../src/core/redis/memory-budget';
+import type { TrafficPicture as ServerTrafficPicture } from '../../src/core/series/traffic';
+import type { DestinationPicture as ServerDestinationPicture } from '../../jobs/destination-series';
 
 type Fits<Server, Mirror> = [Server] extends [Mirror] ? true : false;
 type Check<T extends true> = T;
@@ -31,4 +33,6 @@ export type WireTypesFit = [
   Check<Fits<ServerSourceView, Console.SourceView>>,
   Check<Fits<ServerSourceDelivery, Console.SourceDelivery>>,
   Check<Fits<ServerMemorySnapshot, Console.MemorySnapshot>>,
+  Check<Fits<ServerTrafficPicture, Console.TrafficPicture>>,
+  Check<Fits<ServerDestinationPicture, Console.DestinationPicture>>,
 ];

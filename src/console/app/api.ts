@@ -1,4 +1,4 @@
-import type { ConnectorInfo, DeadLetter, Destination, DestinationView, HmacSettings, IntegrationView, MemorySnapshot, PrivacyRule, QueryResult, RateLimit, SourceDelivery, SourceMapping, SourceType, SourceView, TestResult, Tracker } from './types.js';
+import type { ConnectorInfo, DeadLetter, Destination, DestinationPicture, DestinationView, HmacSettings, IntegrationView, MemorySnapshot, PrivacyRule, QueryResult, RateLimit, SourceDelivery, SourceMapping, SourceType, SourceView, TestResult, Tracker, TrafficPicture } from './types.js';
 
 /** An answer other than 2xx, with the server's error code, message and offending field. */
 export class ApiError extends Error {
@@ -107,6 +107,8 @@ export const api = {
     integration: (id: string) => call<IntegrationView>('GET', `${tracker(id)}/integration`),
     setPrivacyRule: (id: string, rule: PrivacyRule) => call<Tracker>('POST', `${tracker(id)}/privacy-rules`, rule),
     removePrivacyRule: (id: string, property: string) => call<Tracker>('DELETE', `${tracker(id)}/privacy-rules?property=${encodeURIComponent(property)}`),
+    /** Records per minute over the last 24 hours, by endpoint and outcome. */
+    traffic: (id: string) => call<TrafficPicture>('GET', `${tracker(id)}/traffic`),
     query: (id: string, sql: string, dest?: string) => call<QueryResult>('POST', `${tracker(id)}/query`, dest ? { sql, destination: dest } : { sql }),
   },
   /** The relay as a whole: Redis memory against its budget. */
@@ -122,6 +124,8 @@ export const api = {
     test: (id: string, dest: string) => call<TestResult>('POST', `${destination(id, dest)}/test`),
     deadLetters: (id: string, dest: string, limit = 100) => call<{ total: number; entries: DeadLetter[] }>('GET', `${destination(id, dest)}/dead-letters?limit=${limit}`),
     replay: (id: string, dest: string, ids?: string[]) => call<{ replayed: number; destinationEnabled: boolean }>('POST', `${destination(id, dest)}/dead-letters/replay`, ids ? { ids } : {}),
+    /** Delivered, dead-lettered, backlog and lag per minute over the last 24 hours, and the moments the state changed. */
+    traffic: (id: string, dest: string) => call<DestinationPicture>('GET', `${destination(id, dest)}/traffic`),
     discard: (id: string, dest: string, ids?: string[]) => call<{ discarded: number }>('POST', `${destination(id, dest)}/dead-letters/discard`, ids ? { ids } : {}),
   },
   sources: {

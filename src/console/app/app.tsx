@@ -68,7 +68,7 @@ export function App() {
         </button>
       </header>
       <main id="main" tabIndex={-1}>
-        {route.page === 'trackers' ? <TrackersPage /> : route.page === 'unknown-token' ? <UnknownTokensPage /> : <TrackerPage trackerId={route.trackerId} tab={route.tab} sourceId={route.sourceId} />}
+        {route.page === 'trackers' ? <TrackersPage /> : route.page === 'unknown-token' ? <UnknownTokensPage /> : <TrackerPage trackerId={route.trackerId} tab={route.tab} sourceId={route.sourceId} destinationId={route.destinationId} />}
       </main>
     </>
   );

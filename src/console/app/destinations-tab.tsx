@@ -4,6 +4,7 @@ import { Alert, ConfirmButton, Spinner, Status } from './components.js';
 import { DestinationForm } from './destination-form.js';
 import { formatCount, formatDuration } from './format.js';
 import { useLoad } from './hooks.js';
+import { href } from './router.js';
 import type { ConnectorInfo, DestinationView, TestResult } from './types.js';
 
 export function DestinationsTab({ trackerId }: { trackerId: string }) {
@@ -57,7 +58,8 @@ export function DestinationsTab({ trackerId }: { trackerId: string }) {
   );
 }
 
-function health(d: DestinationView): { label: string; tone: 'ok' | 'warn' | 'error' | 'muted' } {
+/** The badge of a destination: disabled, paused, failing, dead letters or healthy. */
+export function destinationHealth(d: DestinationView): { label: string; tone: 'ok' | 'warn' | 'error' | 'muted' } {
   if (!d.enabled) return { label: 'disabled', tone: 'muted' };
   if (d.status.paused) return { label: 'paused', tone: 'error' };
   if (d.status.lastError && (!d.status.lastDeliveredAt || d.status.lastError.at > d.status.lastDeliveredAt)) return { label: 'failing', tone: 'error' };
@@ -70,7 +72,7 @@ function DestinationItem({ trackerId, destination: d, connectors, onChanged, onS
   const [testing, setTesting] = useState(false);
   const [test, setTest] = useState<TestResult | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const h = health(d);
+  const h = destinationHealth(d);
   const headingId = `destination-${d.id}`;
 
   const run = async <T,>(action: () => Promise<T>, done: string | ((result: T) => string)) => {
@@ -151,6 +153,9 @@ function DestinationItem({ trackerId, destination: d, connectors, onChanged, onS
         </p>
       )}
       <div class="actions">
+        <a class="button small" href={href({ page: 'tracker', trackerId, tab: 'destinations', destinationId: d.id })} aria-label={`Last 24 hours of ${d.id}`}>
+          Last 24 hours
+        </a>
         <button type="button" class="button small" onClick={runTest} disabled={testing} aria-label={`Test connection of ${d.id}`}>
           {testing ? 'Testing…' : 'Test connection'}
         </button>

@@ -1,6 +1,7 @@
 import { useEffect, useRef } from 'preact/hooks';
 import { api } from './api.js';
 import { Alert, Spinner } from './components.js';
+import { DestinationPage } from './destination-page.js';
 import { DestinationsTab } from './destinations-tab.js';
 import { HealthTab } from './health-tab.js';
 import { HistoryTab } from './history-tab.js';
@@ -12,6 +13,7 @@ import { href, TABS, type Tab } from './router.js';
 import { SettingsTab } from './settings-tab.js';
 import { SourcePage } from './source-page.js';
 import { SourcesTab } from './sources-tab.js';
+import { TrafficTab } from './traffic-tab.js';
 import { WarehouseTab } from './warehouse-tab.js';
 
 const TAB_LABELS: Record<Tab, string> = {
@@ -20,12 +22,13 @@ const TAB_LABELS: Record<Tab, string> = {
   destinations: 'Destinations',
   sources: 'Sources',
   health: 'Health',
+  traffic: 'Traffic',
   live: 'Live',
   history: 'History',
   warehouse: 'Warehouse',
 };
 
-export function TrackerPage({ trackerId, tab, sourceId }: { trackerId: string; tab: Tab; sourceId?: string | undefined }) {
+export function TrackerPage({ trackerId, tab, sourceId, destinationId }: { trackerId: string; tab: Tab; sourceId?: string | undefined; destinationId?: string | undefined }) {
   const tracker = useLoad(() => api.trackers.get(trackerId), trackerId);
   // Another tab may have changed the tracker (a destination added, a token rotated): read it again on each switch.
   const shownTab = useRef(tab);
@@ -35,7 +38,8 @@ export function TrackerPage({ trackerId, tab, sourceId }: { trackerId: string; t
     void tracker.reload();
   }, [tab]);
   const name = tracker.data?.name ?? trackerId;
-  usePageTitle(`${sourceId ? `${sourceId} · ` : ''}${TAB_LABELS[tab]} · ${name}`, `tracker:${trackerId}`);
+  const sub = sourceId ?? destinationId;
+  usePageTitle(`${sub ? `${sub} · ` : ''}${TAB_LABELS[tab]} · ${name}`, `tracker:${trackerId}`);
 
   return (
     <div class="page">
@@ -59,9 +63,10 @@ export function TrackerPage({ trackerId, tab, sourceId }: { trackerId: string; t
         <section class="tab-panel" aria-label={TAB_LABELS[tab]}>
           {tab === 'settings' && <SettingsTab tracker={tracker.data} onChange={tracker.setData} />}
           {tab === 'integration' && <IntegrationTab tracker={tracker.data} />}
-          {tab === 'destinations' && <DestinationsTab trackerId={trackerId} />}
+          {tab === 'destinations' && (destinationId ? <DestinationPage key={destinationId} trackerId={trackerId} destinationId={destinationId} /> : <DestinationsTab trackerId={trackerId} />)}
           {tab === 'sources' && (sourceId ? <SourcePage key={sourceId} trackerId={trackerId} sourceId={sourceId} /> : <SourcesTab trackerId={trackerId} />)}
           {tab === 'health' && <HealthTab trackerId={trackerId} />}
+          {tab === 'traffic' && <TrafficTab trackerId={trackerId} />}
           {tab === 'live' && <LiveTab trackerId={trackerId} />}
           {tab === 'history' && <HistoryTab trackerId={trackerId} />}
           {tab === 'warehouse' && <WarehouseTab tracker={tracker.data} />}

@@ -240,3 +240,46 @@ export interface MemorySnapshot {
   policy: string | null;
   sampledAt: string | null;
 }
+
+/** Records of one endpoint and outcome, a count a minute (GET /admin/api/trackers/:id/traffic). */
+export interface TrafficSeries {
+  endpoint: string;
+  /** `accepted`, `duplicate`, an `ERR_*` code, or `refused` past the per-minute cap. */
+  outcome: string;
+  total: number;
+  counts: number[];
+}
+
+/** A tracker's last 24 hours, a point a minute, oldest first; see src/core/series/traffic.ts. */
+export interface TrafficPicture {
+  start: string;
+  stepSeconds: number;
+  totals: { accepted: number; duplicate: number; refused: number };
+  series: TrafficSeries[];
+}
+
+export type DeliveryState = 'delivering' | 'failing' | 'paused' | 'disabled';
+
+/** A change of a destination's state; `from` is empty on its first start. */
+export interface DeliveryMarker {
+  at: string;
+  state: DeliveryState;
+  from: DeliveryState | '';
+  message?: string;
+  /** The tracker partition whose delivery changed, when the tracker has several. */
+  partition?: number;
+}
+
+/** A destination's last 24 hours (GET …/destinations/:dest/traffic); see jobs/destination-series.ts. */
+export interface DestinationPicture {
+  start: string;
+  stepSeconds: number;
+  delivered: number[];
+  deadLettered: number[];
+  /** Null where no worker sampled it. */
+  backlog: Array<number | null>;
+  lagMs: Array<number | null>;
+  totals: { delivered: number; deadLettered: number };
+  /** Newest first. */
+  markers: DeliveryMarker[];
+}

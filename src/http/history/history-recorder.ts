@@ -5,6 +5,7 @@ import { tokenHint } from '../../core/redact';
 import { requestHistoryKey, unknownTokenKey, type RequestEntry } from '../../core/requests/request-history';
 import type { TrackerResolver } from '../../ingest/resolver';
 import { privacyPlan } from '../../core/records/privacy';
+import { requestToken } from '../request-token';
 import { buildRequestEntry, fitEntry, protectEntry } from './history-entry';
 
 export interface HistoryRecorderOptions {
@@ -42,8 +43,6 @@ interface Pending {
  * pipeline per event-loop turn would cost the API process more than the entries themselves.
  */
 const GATHER_MS = 50;
-
-const TOKEN_IN_HEADER = /^Tracker +(\S+) *$/i;
 
 /**
  * Keeps the last requests of each tracker, and the relay's requests with an unknown token, in
@@ -93,8 +92,7 @@ export class HistoryRecorder {
       return;
     }
     if (ctx.status < 400) return;
-    const presented = ctx.state.presentedToken as string | undefined;
-    const token = presented ?? TOKEN_IN_HEADER.exec(ctx.get('authorization'))?.[1] ?? new URLSearchParams(ctx.querystring).get('_token') ?? undefined;
+    const token = requestToken(ctx);
     // Built now: the context is not ours once the answer is sent.
     const entry = buildRequestEntry(ctx);
     if (entry.code === 'ERR_INVALID_TOKEN') return this.unknown(entry, token);

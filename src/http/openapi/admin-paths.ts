@@ -118,6 +118,9 @@ export const ADMIN_PATHS: Record<string, PathItem> = {
   '/admin/api/trackers/{id}/destinations/{dest}/test': withPath([tracker, dest], {
     post: op('testDestination', { summary: 'A harmless round trip to the destination.', ok: ['200', 'The result, failing or not.', object({ ok: { type: 'boolean' }, notes: { type: 'array', items: str }, error: object({ kind: str, message: str }) })], errors: ['AdminNotFound'] }),
   }),
+  '/admin/api/trackers/{id}/destinations/{dest}/traffic': withPath([tracker, dest], {
+    get: op('destinationTraffic', { summary: 'The destination’s last 24 hours: delivered and dead-lettered per minute, backlog and lag sampled each minute, and the moments it paused, failed, recovered, was disabled or enabled.', ok: ['200', 'The picture.', ref('schemas/DestinationPicture')], errors: ['AdminNotFound'] }),
+  }),
   '/admin/api/trackers/{id}/destinations/{dest}/dead-letters': withPath([tracker, dest], {
     get: op('listDeadLetters', {
       summary: 'Dead letters, oldest first.',
@@ -169,6 +172,9 @@ export const ADMIN_PATHS: Record<string, PathItem> = {
   }),
   '/admin/api/trackers/{id}/requests': withPath([tracker], {
     get: op('requestHistory', { summary: 'The tracker’s last requests, accepted and refused, newest first, searched.', query: requestQuery, ok: ['200', 'A page of kept requests.', ref('schemas/RequestPage')], errors: ['AdminNotFound'] }),
+  }),
+  '/admin/api/trackers/{id}/traffic': withPath([tracker], {
+    get: op('trackerTraffic', { summary: 'The tracker’s records per minute over the last 24 hours: accepted, duplicates and refused, by endpoint and error code.', ok: ['200', 'The picture.', ref('schemas/TrafficPicture')], errors: ['AdminNotFound'] }),
   }),
   '/admin/api/requests/unknown-token': {
     get: op('unknownTokenRequests', { summary: 'The relay’s requests whose token matched no tracker, newest first, searched.', query: requestQuery, ok: ['200', 'A page of kept requests.', ref('schemas/RequestPage')] }),

@@ -209,5 +209,57 @@ export const COMPONENTS: OpenApiDocument['components'] = {
       required: ['total', 'matched', 'entries'],
       properties: { total: { type: 'integer' }, matched: { type: 'integer' }, entries: { type: 'array', items: { $ref: '#/components/schemas/RequestEntry' } } },
     },
+    DestinationPicture: {
+      type: 'object',
+      description: 'A destination’s last 24 hours, a point a minute (1 440, oldest first); `backlog` and `lagMs` are null where no worker sampled them.',
+      required: ['start', 'stepSeconds', 'delivered', 'deadLettered', 'backlog', 'lagMs', 'totals', 'markers'],
+      properties: {
+        start: { type: 'string', format: 'date-time' },
+        stepSeconds: { type: 'integer', const: 60 },
+        delivered: { type: 'array', items: { type: 'integer' } },
+        deadLettered: { type: 'array', items: { type: 'integer' } },
+        backlog: { type: 'array', items: { type: ['integer', 'null'] } },
+        lagMs: { type: 'array', items: { type: ['integer', 'null'] } },
+        totals: { type: 'object', required: ['delivered', 'deadLettered'], properties: { delivered: { type: 'integer' }, deadLettered: { type: 'integer' } } },
+        markers: {
+          type: 'array',
+          description: 'The last 100 changes of state, newest first.',
+          items: {
+            type: 'object',
+            required: ['at', 'state', 'from'],
+            properties: {
+              at: { type: 'string', format: 'date-time' },
+              state: { type: 'string', enum: ['delivering', 'failing', 'paused', 'disabled'] },
+              from: { type: 'string', enum: ['', 'delivering', 'failing', 'paused', 'disabled'], description: 'The state before; empty on the first start.' },
+              message: { type: 'string' },
+              partition: { type: 'integer', description: 'The tracker partition whose delivery changed, when the tracker has several.' },
+            },
+          },
+        },
+      },
+    },
+    TrafficPicture: {
+      type: 'object',
+      description: 'A tracker’s records per minute over the last 24 hours (1 440 points, oldest first), by endpoint and outcome.',
+      required: ['start', 'stepSeconds', 'totals', 'series'],
+      properties: {
+        start: { type: 'string', format: 'date-time', description: 'The first minute of the window; the last is the current minute.' },
+        stepSeconds: { type: 'integer', const: 60 },
+        totals: { type: 'object', required: ['accepted', 'duplicate', 'refused'], properties: { accepted: { type: 'integer' }, duplicate: { type: 'integer' }, refused: { type: 'integer' } } },
+        series: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['endpoint', 'outcome', 'total', 'counts'],
+            properties: {
+              endpoint: { type: 'string', description: 'The route that answered (`/v3/event`), `unmatched`, or `other` past the per-minute cap.' },
+              outcome: { type: 'string', description: '`accepted`, `duplicate`, an `ERR_*` code, or `refused` past the per-minute cap.' },
+              total: { type: 'integer' },
+              counts: { type: 'array', items: { type: 'integer' }, minItems: 1440, maxItems: 1440 },
+            },
+          },
+        },
+      },
+    },
   },
 };
