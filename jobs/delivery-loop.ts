@@ -12,7 +12,7 @@ import { DeadLetterStore } from './dead-letters';
 import { DestinationStatusStore } from './destination-status';
 import { CONFIRM_SERIES, MAX_MARKERS, seriesSlot } from './destination-series';
 import { compareStreamIds, entryIdOf, nextStreamId, streamIdTime, type DeliveryKeys } from './keys';
-import { rangeStartAfter, recordsAfter } from './stream-entries';
+import { rangeStartAfter, recordsAfter, type StreamRecord } from './stream-entries';
 import type { Spool } from './spool';
 import type { LeaderLock } from './leader-lock';
 
@@ -67,6 +67,9 @@ export const DEFAULT_DELIVERY_OPTIONS: Omit<DeliveryLoopOptions, 'batch'> = {
   pollMs: 1000,
   writeTimeoutMs: 600_000,
 };
+
+/** Entries read by the first XRANGE of a batch; later pages are sized by the records per entry seen. */
+const FIRST_PAGE_ENTRIES = 32;
 
 /** How long a stopping loop lets the write in hand finish before it gives the batch back. */
 const STOP_GRACE_MS = 5000;
@@ -228,17 +231,39 @@ export class DeliveryLoop {
    * Records on disk past the cursor come first: they are older than any in the stream. Otherwise
    * waits until `maxRecords` are queued after the cursor or the oldest has waited `maxAgeMs`.
    */
+  /**
+   * Up to `maxRecords` records after `cursor` from the stream, and the last entry read. An entry
+   * holds one record or a block of up to a whole group commit's (jobs/stream-entries.ts), so entries
+   * are read a page at a time, each page sized by the records per entry seen so far: a backlog of
+   * large blocks is not read (and sent over the network) a thousand entries at a time for a batch
+   * of a thousand records, nor a stream of single records one entry at a time.
+   */
+  private async readAfter(cursor: string, maxRecords: number): Promise<{ records: StreamRecord[]; lastEntry: string }> {
+    const records: StreamRecord[] = [];
+    let lastEntry = entryIdOf(cursor);
+    let start = rangeStartAfter(cursor);
+    let page = Math.min(maxRecords, FIRST_PAGE_ENTRIES);
+    let entriesRead = 0;
+    for (;;) {
+      const raw = await this.redis.xrangeBuffer(this.keys.stream, start, '+', 'COUNT', page);
+      const entries = raw.map(([id, fields]): [string, Buffer[]] => [id.toString(), fields]);
+      records.push(...recordsAfter(entries, cursor, maxRecords - records.length));
+      if (entries.length > 0) lastEntry = entries[entries.length - 1]![0];
+      entriesRead += entries.length;
+      if (records.length >= maxRecords || entries.length < page) return { records, lastEntry };
+      start = `(${lastEntry}`;
+      const perEntry = Math.max(1, records.length / entriesRead);
+      page = Math.max(1, Math.min(maxRecords, Math.ceil((maxRecords - records.length) / perEntry)));
+    }
+  }
+
   private async nextBatch(cursor: string, signal: AbortSignal): Promise<Entry[]> {
     const { maxRecords, maxAgeMs } = this.opts.batch;
     if (this.spool.hasAfter(cursor)) {
       return (await this.spool.readAfter(cursor, maxRecords)).map(({ id, json }) => ({ id, record: parseExactJson(json) as TrackedRecord, attempts: 0, endsEntry: false }));
     }
     while (!signal.aborted) {
-      // COUNT is in entries, each of one record or more: maxRecords entries always hold enough.
-      const raw = await this.redis.xrangeBuffer(this.keys.stream, rangeStartAfter(cursor), '+', 'COUNT', maxRecords);
-      const entries = raw.map(([id, fields]): [string, Buffer[]] => [id.toString(), fields]);
-      const records = recordsAfter(entries, cursor);
-      const lastEntry = entries.length > 0 ? entries[entries.length - 1]![0] : entryIdOf(cursor);
+      const { records, lastEntry } = await this.readAfter(cursor, maxRecords);
       if (records.length > 0) {
         const age = Date.now() - streamIdTime(records[0]!.id);
         if (records.length >= maxRecords || age >= maxAgeMs) {

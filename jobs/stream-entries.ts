@@ -50,11 +50,23 @@ export function entryRecords(id: string, fields: ReadonlyArray<string | Buffer>)
   return lines.map((json, k) => ({ id: `${id}#${k}`, json, endsEntry: k === lines.length - 1 }));
 }
 
-/** Records of `entries` after `cursor` (a record id), in order. */
-export function recordsAfter(entries: ReadonlyArray<[string, ReadonlyArray<string | Buffer>]>, cursor: string): StreamRecord[] {
+/**
+ * Records of `entries` after `cursor` (a record id), in order, at most `limit`. Entries are decoded
+ * one at a time and decoding stops once `limit` records are in hand: a batch read from a backlog of
+ * large blocks costs what the batch needs, not what the page holds. Only an entry at or before the
+ * cursor's own can hold records at or before the cursor, so only those are compared record by record.
+ */
+export function recordsAfter(entries: ReadonlyArray<[string, ReadonlyArray<string | Buffer>]>, cursor: string, limit = Number.POSITIVE_INFINITY): StreamRecord[] {
   const out: StreamRecord[] = [];
+  const cursorEntry = entryIdOf(cursor);
   for (const [id, fields] of entries) {
-    for (const r of entryRecords(id, fields)) if (compareStreamIds(r.id, cursor) > 0) out.push(r);
+    if (out.length >= limit) break;
+    const records = entryRecords(id, fields);
+    const after = compareStreamIds(id, cursorEntry) <= 0 ? records.filter((r) => compareStreamIds(r.id, cursor) > 0) : records;
+    for (const r of after) {
+      if (out.length >= limit) break;
+      out.push(r);
+    }
   }
   return out;
 }

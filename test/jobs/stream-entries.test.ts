@@ -39,6 +39,18 @@ test('reading after a cursor inside a block starts at that block and skips what 
   expect(recordsAfter(entries, '0-0')).toHaveLength(4);
 });
 
+test('reading stops decoding at its limit: a batch from a backlog of large blocks decodes only what it takes', () => {
+  const entries: Array<[string, Array<string | Buffer>]> = [
+    ['1700-5', entryFields([json(1), json(2), json(3)])],
+    ['1700-6', entryFields([json(4), json(5)])],
+    // Were this entry decoded, reading would throw.
+    ['1700-7', ['x', 'y']],
+  ];
+  expect(recordsAfter(entries, '1700-5#0', 3).map((r) => r.id)).toEqual(['1700-5#1', '1700-5#2', '1700-6#0']);
+  expect(recordsAfter(entries, '0-0', 5)).toHaveLength(5);
+  expect(() => recordsAfter(entries, '0-0', 6)).toThrow('holds no record');
+});
+
 test('a block is a fraction of its JSON: 20 similar events in about a fifth of their size', () => {
   const records = Array.from({ length: 20 }, (_, n) => JSON.stringify({ kind: 'event', id: `019aa6f0-1234-7000-8000-${String(n).padStart(12, '0')}`, receivedAt: '2026-11-25T10:00:00.000Z', event: 'page_view', uid: `user-${n % 3}`, properties: { page: '/pricing', referrer: 'https://www.google.com/', n } }));
   const bytes = (entryFields(records)[3] as Buffer).length;
