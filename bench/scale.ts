@@ -14,7 +14,8 @@ import { TrackerSchema, type Tracker } from '../src/core/trackers/types';
 import { OwnRedisCluster } from '../test/helpers/redis-cluster';
 import { ask, buildChildren, compiledPath, forkChild, nextMessage, stopChild, type Message } from './child';
 import type { LoadPlan, LoadResult } from './load-generator';
-import { processCpuSeconds } from './proc-stats';
+import { processCpuSeconds, redisCpuSeconds } from './proc-stats';
+import { poll } from './tributary-server';
 
 /**
  * `npm run bench:scale [-- --duration 6 --workers 1,2,4 --redis single,cluster --partitions 1,4]`
@@ -69,11 +70,6 @@ interface RedisUnderTest {
   stop: () => Promise<void>;
 }
 
-function cpuOf(info: string): number {
-  const read = (name: string) => Number(new RegExp(`^${name}:([0-9.]+)`, 'm').exec(info)?.[1] ?? 0);
-  return read('used_cpu_user') + read('used_cpu_sys');
-}
-
 async function startSingleRedis(): Promise<RedisUnderTest> {
   const port = await freePort();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-scale-redis-'));
@@ -86,7 +82,7 @@ async function startSingleRedis(): Promise<RedisUnderTest> {
     kind: 'single',
     env: { REDIS_URL: `redis://127.0.0.1:${port}` },
     client,
-    cpuSeconds: async () => cpuOf(await client.info('cpu')),
+    cpuSeconds: () => redisCpuSeconds(client),
     stop: async () => {
       client.disconnect();
       server.kill('SIGKILL');
@@ -105,7 +101,7 @@ async function startClusterRedis(): Promise<RedisUnderTest> {
     kind: 'cluster',
     env: { REDIS_CLUSTER_NODES: seeds.map((s) => `${s.host}:${s.port}`).join(',') },
     client,
-    cpuSeconds: async () => (await Promise.all(client.nodes('master').map(async (n) => cpuOf(await n.info('cpu'))))).reduce((a, b) => a + b, 0),
+    cpuSeconds: async () => (await Promise.all(client.nodes('master').map(redisCpuSeconds))).reduce((a, b) => a + b, 0),
     stop: async () => {
       client.disconnect();
       await cluster.stop();
@@ -118,16 +114,6 @@ const WORKER_NODE_ARGS = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').f
 
 function startServer(role: 'api' | 'worker', env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, [...(role === 'worker' ? WORKER_NODE_ARGS : []), compiledPath('src/boot/server.ts'), role], { env: { ...process.env, LOG_LEVEL: 'warn', TRIBUTARY_CONFIG: '', PUBLIC_URL: '', ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
-}
-
-async function poll<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 180_000, intervalMs = 50): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
 }
 
 interface Figures {
@@ -155,7 +141,7 @@ async function measure(redis: RedisUnderTest, workers: number, partitions: numbe
   const keys = Array.from({ length: partitions }, (_, partition) => partitionDeliveryKeys(keyspace, { trackerId: 'hot', destinationId: 'wh', partition }));
   const sum = async (field: (k: (typeof keys)[number]) => Promise<string | null>) => (await Promise.all(keys.map(field))).reduce((n, v) => n + Number(v ?? 0), 0);
   try {
-    await poll('the API answering /readyz', async () => ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200 ? true : undefined));
+    await poll('the API answering /readyz', async () => ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200 ? true : undefined), 180_000, 50);
     await new Promise((r) => setTimeout(r, 1000)); // workers connected and routing
     const workerCpu = () => workerProcs.reduce((n, w) => n + processCpuSeconds(w.pid), 0);
 
@@ -165,7 +151,7 @@ async function measure(redis: RedisUnderTest, workers: number, partitions: numbe
     const load = (await ask<Message & { result: LoadResult }>(loader, { type: 'run', plan: plan as unknown as Message[string] }, 'result', (settings.duration + 60) * 1000)).result;
     const ingestSeconds = (performance.now() - started) / 1000;
     const accepted = (load.statusCodes['202'] ?? 0) * settings.batch;
-    await poll('every accepted record routed', async () => ((await sum((k) => redis.client.get(k.queued))) >= accepted ? true : undefined));
+    await poll('every accepted record routed', async () => ((await sum((k) => redis.client.get(k.queued))) >= accepted ? true : undefined), 180_000, 50);
     const routedSeconds = (performance.now() - started) / 1000;
     const cpu1 = { api: processCpuSeconds(api.pid), workers: workerCpu(), redis: await redis.cpuSeconds() };
 

@@ -54,13 +54,14 @@ function metric(text: string, line: string): number {
   return found === undefined ? 0 : Number(found.slice(line.length + 1));
 }
 
-async function poll<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+/** `check()` until it answers something (a throw counts as not yet); throws after `timeoutMs`. */
+export async function poll<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000, intervalMs = 100): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check().catch(() => undefined);
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
 

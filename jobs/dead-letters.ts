@@ -3,7 +3,7 @@ import type { ConnectorError } from '../connectors/errors';
 import type { TrackedRecord } from '../src/core/records/types';
 import { parseExactJson, stringifyExactJson } from '../src/core/records/exact-json';
 import { seriesSlot } from './destination-series';
-import { ENSURE_COUNT, type DeliveryKeys } from './keys';
+import { compareStreamIds, ENSURE_COUNT, type DeliveryKeys } from './keys';
 
 export interface DeadLetter {
   /** Id of the entry in the dead-letter stream. */
@@ -149,13 +149,6 @@ function splitEntryId(id: string): { streamId: string; partition: number } {
 }
 
 const joinEntryId = (streamId: string, partition: number) => (partition === 0 ? streamId : `${streamId}:p${partition}`);
-
-/** Stream ids compare by their (ms, seq) numbers. */
-function compareStreamIds(a: string, b: string): number {
-  const [am, as] = a.split('-').map(BigInt) as [bigint, bigint];
-  const [bm, bs] = b.split('-').map(BigInt) as [bigint, bigint];
-  return am !== bm ? (am < bm ? -1 : 1) : as === bs ? 0 : as < bs ? -1 : 1;
-}
 
 /**
  * The dead letters of a destination of a partitioned tracker, one store per partition, seen as one:

@@ -244,7 +244,8 @@ export class IngestWriter {
     const writes: Array<Promise<unknown>> = [];
     for (const g of groups.values()) {
       if (g.keyed.length > 0) writes.push(this.addKeyed(g, now));
-      else plain.set(g.shard, [...(plain.get(g.shard) ?? []), g]);
+      else if (plain.has(g.shard)) plain.get(g.shard)!.push(g);
+      else plain.set(g.shard, [g]);
     }
     for (const [shard, list] of plain) {
       const queue = this.queues[shard]!;

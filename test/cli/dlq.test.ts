@@ -1,22 +1,10 @@
-import { Redis } from 'ioredis';
 import type { DeadLetter } from '../../jobs/dead-letters';
 import { deliveryKeys } from '../../jobs/keys';
 import type { TrackedRecord } from '../../src/core/records/types';
-import { TrackerStore } from '../../src/core/trackers/store';
-import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
-import { cliRunner } from './run-cli';
+import { cliFixture } from './run-cli';
 import { eventRecord, seedDeadLetters, seedTracker } from './seed';
 
-const prefix = uniquePrefix('cli-dlq');
-const redis = new Redis(TEST_REDIS_URL);
-const store = new TrackerStore(redis, prefix);
-const cli = cliRunner(prefix);
-
-afterAll(async () => {
-  redis.disconnect();
-  await deletePrefix(prefix);
-  cli.cleanup();
-});
+const { prefix, redis, store, cli } = cliFixture('cli-dlq');
 
 const user: TrackedRecord = { kind: 'user', id: '0190c000-0000-7000-8000-0000000000aa', receivedAt: '2024-01-01T00:00:00.000Z', uid: 'ada', properties: { plan: 'pro' } };
 const session: TrackedRecord = { kind: 'session', id: '0190c000-0000-7000-8000-0000000000bb', receivedAt: '2024-01-01T00:00:00.000Z', sid: 's-1', uid: 'ada', properties: {} };

@@ -1,19 +1,7 @@
-import { Redis } from 'ioredis';
-import { TrackerStore } from '../../src/core/trackers/store';
-import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
-import { cliRunner } from './run-cli';
+import { cliFixture } from './run-cli';
 import { seedTracker } from './seed';
 
-const prefix = uniquePrefix('cli-privacy');
-const redis = new Redis(TEST_REDIS_URL);
-const store = new TrackerStore(redis, prefix);
-const cli = cliRunner(prefix);
-
-afterAll(async () => {
-  redis.disconnect();
-  await deletePrefix(prefix);
-  cli.cleanup();
-});
+const { store, cli } = cliFixture('cli-privacy');
 
 test('privacy set, list, remove; the secret only on request; the integration view shows the rules', async () => {
   await seedTracker(store, 'shop');

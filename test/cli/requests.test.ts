@@ -1,20 +1,8 @@
-import { Redis } from 'ioredis';
 import { requestHistoryKey, unknownTokenKey, type RequestEntry, type RequestPage } from '../../src/core/requests/request-history';
-import { TrackerStore } from '../../src/core/trackers/store';
-import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
-import { cliRunner } from './run-cli';
+import { cliFixture } from './run-cli';
 import { seedTracker } from './seed';
 
-const prefix = uniquePrefix('cli-req');
-const redis = new Redis(TEST_REDIS_URL);
-const store = new TrackerStore(redis, prefix);
-const cli = cliRunner(prefix);
-
-afterAll(async () => {
-  redis.disconnect();
-  await deletePrefix(prefix);
-  cli.cleanup();
-});
+const { prefix, redis, store, cli } = cliFixture('cli-req');
 
 const base = { method: 'POST', endpoint: '/v3/event', path: '/v3/event', bytes: 40, ip: '203.0.113.7' };
 const accepted: RequestEntry = { ...base, at: '2026-11-25T10:00:00.000Z', status: 202, records: 1, userAgent: 'curl/8.5.0' };

@@ -3,7 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { TEST_REDIS_URL } from '../helpers/redis';
+import { Redis } from 'ioredis';
+import { TrackerStore } from '../../src/core/trackers/store';
+import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
 
 /** The CLI from source through tsx, one process per call, as cli.test.ts runs it. */
 const ROOT = path.resolve(__dirname, '../..');
@@ -59,4 +61,18 @@ export function cliRunner(prefix: string): CliRunner {
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A CLI test file's own Redis prefix, connection, tracker store and runner, all cleaned up after the file. */
+export function cliFixture(name: string): { prefix: string; redis: Redis; store: TrackerStore; cli: CliRunner } {
+  const prefix = uniquePrefix(name);
+  const redis = new Redis(TEST_REDIS_URL);
+  const store = new TrackerStore(redis, prefix);
+  const cli = cliRunner(prefix);
+  afterAll(async () => {
+    redis.disconnect();
+    await deletePrefix(prefix);
+    cli.cleanup();
+  });
+  return { prefix, redis, store, cli };
 }

@@ -1,21 +1,9 @@
 import { createHmac } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { TrackerStore } from '../../src/core/trackers/store';
-import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
-import { cliRunner } from './run-cli';
+import { cliFixture } from './run-cli';
 import { seedTracker } from './seed';
 import { verifyDelivery } from '../../src/ingest/webhooks/verify';
 
-const prefix = uniquePrefix('cli-src');
-const redis = new Redis(TEST_REDIS_URL);
-const store = new TrackerStore(redis, prefix);
-const cli = cliRunner(prefix);
-
-afterAll(async () => {
-  redis.disconnect();
-  await deletePrefix(prefix);
-  cli.cleanup();
-});
+const { prefix, store, cli } = cliFixture('cli-src');
 
 interface SourceView {
   id: string;

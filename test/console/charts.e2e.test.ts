@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { CHROMIUM, haveChromium, launchChromium, signIn, watchProblems } from './browser';
 import type { DestinationPicture } from '../../jobs/destination-series';
 import type { TrafficPicture } from '../../src/core/series/traffic';
 import { freePort } from '../../src/core/redis/embedded-redis';
@@ -17,11 +18,9 @@ import { waitFor } from '../helpers/wait';
  */
 
 const ROOT = path.join(__dirname, '..', '..');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = path.join(ROOT, 'test-artifacts', 'console');
 const ADMIN_TOKEN = 'charts-e2e-admin-token-0123456789';
 
-const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium && !process.env.CI) console.warn(`charts e2e skipped: no Chromium at ${CHROMIUM}. Under CI=1 this test fails instead.`);
 const suite = haveChromium || process.env.CI ? describe : describe.skip;
 
@@ -81,17 +80,11 @@ suite('pictures over time in the console', () => {
     }, { message: 'the counts in Redis' });
     await waitFor(async () => (await delivery()).totals.delivered === 5, { timeoutMs: 30_000, message: 'five records delivered' });
 
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+    browser = await launchChromium();
     page = await (await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' })).newPage();
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    page.on('console', (msg) => {
-      // A CSP violation is reported here: uPlot must run under the console's policy as it is.
-      if (msg.type() === 'error' && !/^Failed to load resource: the server responded with a status of \d+/.test(msg.text())) problems.push(`console error: ${msg.text()}`);
-    });
-    await page.goto(`${base}/admin`);
-    await page.getByLabel('Admin token').fill(ADMIN_TOKEN);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Trackers' }).waitFor();
+    // A CSP violation is reported as a console error: uPlot must run under the console's policy as it is.
+    watchProblems(page, problems);
+    await signIn(page, base, ADMIN_TOKEN);
   });
 
   afterAll(async () => {

@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { CHROMIUM, haveChromium, launchChromium, signIn, watchProblems } from './browser';
 import { freePort } from '../../src/core/redis/embedded-redis';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
 import { spawnTributary, waitReady, type TributaryProcess } from '../helpers/tributary-process';
@@ -14,11 +15,9 @@ import { waitFor } from '../helpers/wait';
  */
 
 const ROOT = path.join(__dirname, '..', '..');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = path.join(ROOT, 'test-artifacts', 'console');
 const ADMIN_TOKEN = 'history-e2e-admin-token-0123456789';
 
-const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium && !process.env.CI) console.warn(`history e2e skipped: no Chromium at ${CHROMIUM}. Under CI=1 this test fails instead.`);
 const suite = haveChromium || process.env.CI ? describe : describe.skip;
 
@@ -60,16 +59,10 @@ suite('request history in the console', () => {
     expect((await send('/v3/event', { _event: 'x' }, unknownToken)).status).toBe(401);
     await waitFor(async () => ((await (await adminFetch('/trackers/shop/requests')).json()) as { total: number }).total >= 3, { message: 'three kept requests' });
 
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+    browser = await launchChromium();
     page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    page.on('console', (msg) => {
-      if (msg.type() === 'error' && !/^Failed to load resource: the server responded with a status of \d+/.test(msg.text())) problems.push(`console error: ${msg.text()}`);
-    });
-    await page.goto(`${base}/admin`);
-    await page.getByLabel('Admin token').fill(ADMIN_TOKEN);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Trackers' }).waitFor();
+    watchProblems(page, problems);
+    await signIn(page, base, ADMIN_TOKEN);
   });
 
   afterAll(async () => {
