@@ -18,7 +18,8 @@ import { startTributary, type BenchTracker, type ServerCounts } from './tributar
  * shape (Koa and @koa/router answering the contract's 202, doing nothing else); then Tributary's real
  * server (`src/boot/server.ts api`) once per API_PROCESSES value, each loaded by autocannon in a
  * process of its own with ~300-byte events, then the same with an `Idempotency-Key` per request
- * (deduplicated: the ratio to the unkeyed run, and Redis bytes per remembered key), then with
+ * (deduplicated: the ratio to the unkeyed run, and Redis bytes per remembered key; the keyed
+ * requests are built before the clock starts, as the plain ones are), then with
  * arrays of events. Afterwards every 2xx is
  * checked against the records found in the BullMQ queue, and the benchmark's Redis prefix is
  * deleted. All traffic goes to 127.0.0.1. Figures: bench/RESULTS.md.
@@ -153,14 +154,15 @@ async function main(): Promise<void> {
     buildChildren();
     const loader = spawn('load-generator.ts');
     await nextMessage(loader, 'ready');
-    const plan = (port: number, path: string, recordsPerRequest: number, duration: number, authorization?: string, seed = 1, keyed = false): LoadPlan => ({
+    /** `keyedRequests`: give each request a key of its own, from that many built before the run. */
+    const plan = (port: number, path: string, recordsPerRequest: number, duration: number, authorization?: string, seed = 1, keyedRequests?: number): LoadPlan => ({
       url: `http://127.0.0.1:${port}`,
       path,
       connections: settings.connections,
       duration,
       recordsPerRequest,
       seed,
-      keyed,
+      ...(keyedRequests !== undefined ? { keyed: true, keyedRequests } : {}),
       ...(authorization ? { authorization } : {}),
     });
 
@@ -197,10 +199,12 @@ async function main(): Promise<void> {
         const server = await startTributary({ redis, redisUrl: settings.redisUrl, prefix, trackers, processes, nodeArgs });
         stops.push(server.stop);
         const label = `tributary API_PROCESSES=${processes}`;
+        /** Keyed requests to build for a run of `seconds`: half as many again as the plain run sent, or 40 000 a second without one. */
+        const keyedRequestsFor = (seconds: number): number => Math.ceil((runs.find((r) => r.processes === processes && !r.keyed && r.recordsPerRequest === 1)?.result.requestsPerSecond ?? 40_000) * seconds * 1.5);
         const measure = async (tracker: BenchTracker, recordsPerRequest: number, name: string, keys = false): Promise<RunFigures> => {
-          if (settings.warmup > 0) await load(loader, server.pids, redis, plan(server.port, '/v3/event', recordsPerRequest, settings.warmup, auth(warm), 99, keys));
+          if (settings.warmup > 0) await load(loader, server.pids, redis, plan(server.port, '/v3/event', recordsPerRequest, settings.warmup, auth(warm), 99, keys ? keyedRequestsFor(settings.warmup) : undefined));
           const before = await server.idleCounts();
-          const result = await load(loader, server.pids, redis, plan(server.port, '/v3/event', recordsPerRequest, settings.duration, auth(tracker), 1, keys));
+          const result = await load(loader, server.pids, redis, plan(server.port, '/v3/event', recordsPerRequest, settings.duration, auth(tracker), 1, keys ? keyedRequestsFor(settings.duration) : undefined));
           const after = await server.idleCounts();
           report(`${label} ${name}`, result, recordsPerRequest);
           runs.push({ processes, tracker, recordsPerRequest, keyed: keys, result, server: { answered: after.answered - before.answered, records: after.records - before.records } });

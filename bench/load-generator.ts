@@ -15,6 +15,12 @@ export interface LoadPlan {
   authorization?: string;
   /** Give every request an `Idempotency-Key` of its own (client-keyed records, deduplicated). */
   keyed?: boolean;
+  /**
+   * With `keyed`: how many keyed requests to build before the load starts, shared among the
+   * connections. It must exceed the requests the run sends, or keys come round again and are
+   * answered as duplicates (the benchmark's durability check then reports a mismatch).
+   */
+  keyedRequests?: number;
   seed: number;
 }
 
@@ -41,11 +47,20 @@ function run(plan: LoadPlan): Promise<LoadResult> {
   const bodies = plan.recordsPerRequest === 1 ? singleBodies(POOL, plan.seed) : batchBodies(POOL / 8, plan.recordsPerRequest, plan.seed);
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (plan.authorization) headers.authorization = plan.authorization;
+  const requests: Request[] = bodies.map((body) => ({ method: 'POST', path: plan.path, headers, body }));
   // Unique per request of this run: a key seen before would be answered as a duplicate.
   const keyBase = `${plan.seed}-${process.hrtime.bigint().toString(36)}-`;
-  let keys = 0;
-  const keyed = (req: Request): Request => ({ ...req, headers: { ...req.headers, 'idempotency-key': keyBase + (keys++).toString(36) } });
-  const requests: Request[] = bodies.map((body) => ({ method: 'POST', path: plan.path, headers, body, ...(plan.keyed ? { setupRequest: keyed } : {}) }));
+  const perConnection = Math.ceil((plan.keyedRequests ?? 0) / plan.connections);
+  /**
+   * Every connection's keyed requests, built before the clock starts: autocannon builds a request
+   * without a `setupRequest` once, and one with it on every send, which would cost the load
+   * generator (on the same cores as the server) more for keyed runs than for plain ones.
+   */
+  const keyedRequestsOf = (connection: number, at: number): Request[] =>
+    Array.from({ length: perConnection }, (_, i) => {
+      const base = requests[(at + i) % requests.length]!;
+      return { ...base, headers: { ...headers, 'idempotency-key': `${keyBase}${connection.toString(36)}-${i.toString(36)}` } };
+    });
   let nextOffset = 0;
   return new Promise((resolve, reject) => {
     autocannon(
@@ -56,8 +71,9 @@ function run(plan: LoadPlan): Promise<LoadResult> {
         timeout: 10,
         requests,
         setupClient: (client) => {
-          const at = (nextOffset++ * 37) % requests.length;
-          client.setRequests([...requests.slice(at), ...requests.slice(0, at)]);
+          const connection = nextOffset++;
+          const at = (connection * 37) % requests.length;
+          client.setRequests(plan.keyed ? keyedRequestsOf(connection, at) : [...requests.slice(at), ...requests.slice(0, at)]);
         },
       },
       (err, r) => {
