@@ -3,6 +3,7 @@ import calculateSlot from 'cluster-key-slot';
 import { Cluster, type ClusterOptions, type Redis } from 'ioredis';
 import { withDeadline } from '../deadline';
 import type { ClusterSeeds } from './cluster-nodes';
+import { sendLargeArgumentsAsBuffers } from './large-arguments';
 import { createRedis, reconnectDelay, roleOptions, type RedisRole } from './redis';
 
 /** A connection to one Redis or to a Redis Cluster. */
@@ -46,7 +47,7 @@ const WORKER_MAX_REDIRECTIONS = 100;
 export function createCluster(seeds: ClusterSeeds, role: RedisRole, extra: ClusterOptions = {}): Cluster {
   const { enableOfflineQueue, ...perNode } = roleOptions(role);
   const producer = role === 'producer';
-  const cluster = new Cluster(
+  const cluster = sendLargeArgumentsAsBuffers(new Cluster(
     seeds.nodes.map(({ host, port }) => ({ host, port })),
     {
       clusterRetryStrategy: reconnectDelay,
@@ -60,7 +61,7 @@ export function createCluster(seeds: ClusterSeeds, role: RedisRole, extra: Clust
       ...extra,
       redisOptions: { ...perNode, username: seeds.username, password: seeds.password, ...(seeds.tls ? { tls: {} } : {}), ...extra.redisOptions },
     },
-  );
+  ));
   // As for one Redis: 'error' without a listener would crash the process; nodes report theirs apart.
   cluster.on('error', () => undefined);
   cluster.on('node error', () => undefined);

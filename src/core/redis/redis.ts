@@ -1,4 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis';
+import { sendLargeArgumentsAsBuffers } from './large-arguments';
 
 export type RedisRole = 'producer' | 'worker';
 
@@ -22,7 +23,7 @@ export function roleOptions(role: RedisRole): RedisOptions {
 
 /** A connection to one Redis in the role's manner (see roleOptions); it reconnects by itself with a capped backoff. */
 export function createRedis(url: string, role: RedisRole, extra: RedisOptions = {}): Redis {
-  const redis = new Redis(url, { lazyConnect: false, retryStrategy: reconnectDelay, ...extra, ...roleOptions(role) });
+  const redis = sendLargeArgumentsAsBuffers(new Redis(url, { lazyConnect: false, retryStrategy: reconnectDelay, ...extra, ...roleOptions(role) }));
   // ioredis emits 'error' on every failed reconnect; without a listener Node would crash the process.
   redis.on('error', () => undefined);
   return redis;
