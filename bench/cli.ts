@@ -75,6 +75,9 @@ async function main(): Promise<void> {
   const cpus = os.cpus();
   console.log(`machine: ${cpus.length} × ${cpus[0]?.model ?? '?'}; node ${process.version}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   console.log(`cli: ${BIN}; ${RUNS} runs per command, interleaved; Redis ${REDIS_URL}, prefix ${PREFIX}`);
+  // Node reads these certificates as it starts, before any script: 40-50 ms on a 2 vCPU VM, paid by
+  // the baseline and every command alike. Figures with and without it are not comparable.
+  if (process.env.NODE_EXTRA_CA_CERTS) console.log(`NODE_EXTRA_CA_CERTS is set (${process.env.NODE_EXTRA_CA_CERTS}): every process here, the baseline too, loads it first`);
   await timed({ label: 'seed tracker', file: process.execPath, args: [BIN, 'trackers', 'create', '--id', 'bench', '--name', 'Bench'] });
   await timed({ label: 'seed destination', file: process.execPath, args: [BIN, 'destinations', 'add', 'bench', '--type', 'local'] });
 

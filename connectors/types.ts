@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { Logger } from '../src/core/logger';
 import type { TrackedRecord } from '../src/core/records/types';
 import type { ConnectorError } from './errors';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { checkGoogleAuth, createGoogleAuthSettings } from '../shared/google-auth-settings';
 
 /**

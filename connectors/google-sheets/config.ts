@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { checkGoogleAuth, createGoogleAuthSettings } from '../shared/google-auth-settings';
 
 /** Sheets tab names: any text up to 100 characters; `_YYYY_MM` is added to the events tab on monthly rollover. */

@@ -1,6 +1,6 @@
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { readTextIfExists } from '../../src/core/files';
 
 const CreatedSchema = z.object({ spreadsheetId: z.string().min(1), title: z.string(), createdAt: z.string() });

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** A service-account key as Google Cloud downloads it; other fields are kept and passed on. */
 const ServiceAccountKeySchema = z.looseObject({

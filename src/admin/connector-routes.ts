@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AdminDeps } from './deps';
 
 /**

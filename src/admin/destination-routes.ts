@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import { z } from 'zod';
+import * as z from 'zod';
 import { isDeadLetterEntryId } from '../../jobs/dead-letters';
 import { restoreRedacted } from '../core/redact';
 import type { AdminDeps } from './deps';

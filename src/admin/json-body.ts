@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { ApiError } from '../core/errors';
 import { describeIssues } from '../core/trackers/types';
 

@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import { z } from 'zod';
+import * as z from 'zod';
 import { STATUS_FILTER } from '../core/requests/request-history';
 import type { AdminDeps } from './deps';
 import { parseInput } from './json-body';

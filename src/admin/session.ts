@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ApiError } from '../core/errors';
 import { tokensEqual } from '../core/trackers/tokens';
 import { readBody } from './json-body';

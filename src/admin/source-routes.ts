@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import { z } from 'zod';
+import * as z from 'zod';
 import { SourceMappingSchema } from '../core/trackers/types';
 import type { AddSourceInput } from '../operator/source-service';
 import { viewSource } from '../operator/source-view';

@@ -1,9 +1,8 @@
-import pino from 'pino';
 import { createDefaultRegistry } from '../../connectors';
 import { loadConfig, type Config } from '../core/config';
 import { openRedisEndpoint } from '../core/redis/endpoint';
 import { createRedisClient, type RedisClient, type RedisTarget } from '../core/redis/cluster';
-import { createLogger } from '../core/logger';
+import type { Logger } from '../core/logger';
 import { createRedis } from '../core/redis/redis';
 import { checkKeyspaceLayout, KeyspaceLayoutError } from '../core/redis/keyspace-layout';
 import { DestinationService } from '../operator/destination-service';
@@ -63,6 +62,23 @@ async function connect(target: string | RedisTarget, fromEnv: boolean): Promise<
   return redis;
 }
 
+let logger: Logger | undefined;
+
+/**
+ * The connectors' logger, made when a command first opens a connector: pino and what it loads
+ * (sonic-boom, thread-stream, worker_threads) take a few milliseconds that a command reading Redis
+ * alone should not pay. stdout carries the command's output, so connector logs go to stderr, and
+ * only warnings and worse.
+ */
+function connectorLogger(): Logger {
+  if (!logger) {
+    const pino = require('pino') as typeof import('pino');
+    const { createLogger } = require('../core/logger') as typeof import('../core/logger');
+    logger = createLogger('warn', pino.destination({ fd: 2, sync: true }));
+  }
+  return logger;
+}
+
 /** Opens Redis, runs `fn`, and closes Redis whatever happened. */
 export async function withContext<T>(fn: (ctx: CliContext) => Promise<T>): Promise<T> {
   const config = loadConfig();
@@ -84,9 +100,7 @@ export async function withContext<T>(fn: (ctx: CliContext) => Promise<T>): Promi
       throw err;
     }));
   const store = new TrackerStore(redis, config.redisPrefix);
-  // stdout carries the command's output, so connector logs go to stderr, and only warnings and worse.
-  const logger = createLogger('warn', pino.destination({ fd: 2, sync: true }));
-  const destinations = new DestinationService(store, createDefaultRegistry(), config.dataDir, logger);
+  const destinations = new DestinationService(store, createDefaultRegistry(), config.dataDir, connectorLogger);
   const admin = new DeliveryAdmin({ destinations, redis, keyspace: config.keyspace, dataDir: config.dataDir });
   try {
     await checkKeyspaceLayout(redis, config.keyspace).catch((err: unknown) => {

@@ -1,6 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { Keyspace, MAX_SHARDS } from './redis/keyspace';
 import { ClusterNodesError, parseClusterNodes, type ClusterSeeds } from './redis/cluster-nodes';
 

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
-import { z } from 'zod';
+import * as z from 'zod';
 import { describeIssues, TrackerSchema, type Tracker } from '../core/trackers/types';
 
 const ConfigFileSchema = z.object({ trackers: z.array(TrackerSchema).default([]) }).strict();

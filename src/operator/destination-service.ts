@@ -42,7 +42,8 @@ export class DestinationService {
     private readonly store: TrackerStore,
     private readonly registry: ConnectorRegistry,
     private readonly dataDir: string,
-    private readonly logger: Logger,
+    /** The connectors' logger, or a function that makes it when a connector first opens (the CLI's: see cli/context.ts). */
+    private readonly logger: Logger | (() => Logger),
   ) {}
 
   private async tracker(trackerId: string): Promise<Tracker> {
@@ -125,7 +126,7 @@ export class DestinationService {
     if (!settings.success) return { ok: false, error: { kind: 'configuration', message: describeIssues(settings.error, 'settings') } };
     const signal = AbortSignal.timeout(timeoutMs);
     try {
-      const writer = await connector.open({ trackerId, destinationId, settings: settings.data, dataDir: this.dataDir, logger: this.logger, now: () => new Date() });
+      const writer = await connector.open({ trackerId, destinationId, settings: settings.data, dataDir: this.dataDir, logger: typeof this.logger === 'function' ? this.logger() : this.logger, now: () => new Date() });
       let report;
       try {
         report = await writer.test(signal);

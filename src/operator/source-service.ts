@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { SourceDelivery, SourceDeliveryLog } from '../core/trackers/source-deliveries';
 import type { TrackerStore } from '../core/trackers/store';
 import { describeIssues, HmacSettingsSchema, SOURCE_TYPES, SourceMappingSchema, WebhookSourceSchema, type SourceType, type Tracker, type WebhookSource } from '../core/trackers/types';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { TrackerStore } from '../core/trackers/store';
 import { generatePrivacySecret, PrivacyRuleSchema, PrivacyRulesSchema, type PrivacyRule } from '../core/trackers/privacy-rules';
 import { generateToken, tokensEqual } from '../core/trackers/tokens';

@@ -9,7 +9,7 @@ import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
 
 /**
  * Runs the CLI from source through tsx: one process per call, no build step, and no dependency
- * on the rest of src/ compiling while others edit it. The built bin is checked by hand (README).
+ * on the rest of src/ compiling while others edit it. The built bin is checked by bundle.test.ts.
  */
 const ROOT = path.resolve(__dirname, '../..');
 const MAIN = path.join(ROOT, 'src/cli/main.ts');

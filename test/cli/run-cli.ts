@@ -30,14 +30,18 @@ export interface CliRunner {
   cleanup(): void;
 }
 
-/** A runner bound to one Redis prefix and a fresh DATA_DIR, so test files never see each other's data. */
-export function cliRunner(prefix: string): CliRunner {
+/**
+ * A runner bound to one Redis prefix and a fresh DATA_DIR, so test files never see each other's data.
+ * With `bin`, it runs that built entry (e.g. bin/tributary.js) with plain node instead of src/ through tsx.
+ */
+export function cliRunner(prefix: string, bin?: string): CliRunner {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tributary-cli-'));
+  const entry = bin === undefined ? ['--import', TSX, MAIN] : [bin];
   const run = (args: string[], env: Record<string, string> = {}, cwd = ROOT): Promise<CliResult> =>
     new Promise((resolve) => {
       execFile(
         process.execPath,
-        ['--import', TSX, MAIN, ...args],
+        [...entry, ...args],
         { cwd, timeout: 30_000, env: { ...process.env, REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: prefix, DATA_DIR: dataDir, ...env } },
         (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
       );

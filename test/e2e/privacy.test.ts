@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { z } from 'zod';
+import * as z from 'zod';
 import { PermanentError } from '../../connectors/errors';
 import { localConnector, queryWarehouse } from '../../connectors/local';
 import { ConnectorRegistry } from '../../connectors/registry';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ConnectorError } from '../../connectors/errors';
 import type { Connector, DestinationWriter, RecordOutcome, WriteOptions } from '../../connectors/types';
 import type { TrackedRecord } from '../../src/core/records/types';

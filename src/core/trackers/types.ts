@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { MAX_PARTITIONS } from '../redis/keyspace';
 import { isValidTimeZone } from '../records/event-time';
 import { PrivacyRulesSchema, PrivacySecretSchema } from './privacy-rules';
