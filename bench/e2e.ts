@@ -8,7 +8,8 @@
  * Env: BENCH_EVENTS (default 200 000), BENCH_BATCH (records per request, default 100),
  * BENCH_CONCURRENCY (requests in flight, default 16), BENCH_RATE (records/s to pace at; default 0 =
  * as fast as possible), BENCH_PAUSED_EVENTS (single-event requests to a disabled destination, default
- * 40 000), BENCH_REDIS_URL (default redis://127.0.0.1:6379).
+ * 40 000), BENCH_REDIS_URL (default redis://127.0.0.1:6379), BENCH_ONLY=paused (only the paused
+ * backlog: a minute instead of several, for work on the queue's density).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -31,6 +32,8 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** Records per second to send at; 0 sends as fast as the server answers (then lag measures the backlog). */
 const RATE = Number(process.env.BENCH_RATE ?? 0);
+/** `paused` runs the paused-backlog phase alone. */
+const ONLY = process.env.BENCH_ONLY;
 const ROOT = path.join(__dirname, '..');
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
@@ -84,7 +87,7 @@ async function pausedBacklog(base: string, token: string, events: ReturnType<typ
 }
 
 async function main(): Promise<void> {
-  console.log(`bench:e2e — ${fmt(N)} events, ${BATCH} per request, ${CONCURRENCY} requests in flight${RATE > 0 ? `, paced at ${fmt(RATE)} records/s` : ', unpaced'}`);
+  console.log(ONLY === 'paused' ? `bench:e2e — paused backlog only` : `bench:e2e — ${fmt(N)} events, ${BATCH} per request, ${CONCURRENCY} requests in flight${RATE > 0 ? `, paced at ${fmt(RATE)} records/s` : ', unpaced'}`);
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
   const events = makeEvents(N, 7);
 
@@ -110,6 +113,19 @@ async function main(): Promise<void> {
     if (i > 300) throw new Error('server did not become ready');
     if ((await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200) break;
     await new Promise((r) => setTimeout(r, 100));
+  }
+
+  if (ONLY === 'paused') {
+    const pausedStarted = performance.now();
+    const paused = await pausedBacklog(base, pausedToken, events, redis, prefix);
+    const pausedSeconds = (performance.now() - pausedStarted) / 1000;
+    server.kill('SIGTERM');
+    await new Promise((r) => server.once('exit', r));
+    console.log('');
+    printPaused(paused);
+    console.log(`paused ingest + route  ${fmt(paused.records / pausedSeconds)} records/s (${fmt(pausedSeconds, 1)} s until every record was in the stream)`);
+    await cleanUp(redis, prefix, dataDir);
+    return;
   }
 
   const bodies: string[] = [];
@@ -181,10 +197,19 @@ async function main(): Promise<void> {
   console.log(`delivery lag           p50 ${fmt(percentile(lags, 50))} ms, p99 ${fmt(percentile(lags, 99))} ms`);
   console.log(`destination writes     ${fmt((batches / N) * 1000, 2)} per 1 000 records (${batches} batches)`);
   console.log(`Redis memory           ${fmt((peakMemory - memoryBefore) / Math.max(1, peakBacklog))} bytes per queued record at the peak backlog of ${fmt(peakBacklog)}; ${fmt((memoryAfter - memoryBefore) / 1024)} KiB above the start once drained`);
-  console.log(`paused backlog         ${fmt(paused.bytesPerRecord)} bytes of Redis per queued record (${fmt(paused.records)} single-event requests, ${PAUSED_CONCURRENCY} in flight, to a disabled destination; ${fmt(paused.records / paused.entries, 1)} records per stream entry): ${fmt(2 ** 30 / paused.bytesPerRecord)} records per GiB`);
+  printPaused(paused);
   console.log(`baseline (connector)   ${fmt(direct)} records/s writing the same events directly`);
   console.log(`ratio                  ${fmt(e2e / direct, 2)}× the direct connector`);
 
+  await cleanUp(redis, prefix, dataDir);
+}
+
+function printPaused(paused: Awaited<ReturnType<typeof pausedBacklog>>): void {
+  console.log(`paused backlog         ${fmt(paused.bytesPerRecord)} bytes of Redis per queued record (${fmt(paused.records)} single-event requests, ${PAUSED_CONCURRENCY} in flight, to a disabled destination; ${fmt(paused.records / paused.entries, 1)} records per stream entry): ${fmt(2 ** 30 / paused.bytesPerRecord)} records per GiB`);
+}
+
+/** Lists the largest keys the run left (there should be none of size), then deletes them. */
+async function cleanUp(redis: Redis, prefix: string, dataDir: string): Promise<void> {
   const left = await redis.keys(`${prefix}:*`);
   const sizes = await Promise.all(left.map(async (k) => [k.slice(prefix.length + 1), Number(await redis.memory('USAGE', k)) || 0] as const));
   sizes.sort((a, b) => b[1] - a[1]);

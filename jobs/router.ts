@@ -2,6 +2,7 @@ import { Queue, Worker, type Job } from 'bullmq';
 import type { RedisClient } from '../src/core/redis/cluster';
 import { throttledErrorLog, type Logger } from '../src/core/logger';
 import { duplicatesKey, ingestJobData, INGEST_QUEUE, recordTexts, type IngestJobData } from './ingest-job';
+import { planRun, routeRun, type RunJob, type RunSource } from './route-run';
 import type { TrackerStore } from '../src/core/trackers/store';
 import type { Tracker } from '../src/core/trackers/types';
 import { sleep } from '../src/core/sleep';
@@ -12,15 +13,17 @@ import { backlogIndexKey, backlogMember, deliveryKeys, ENSURE_COUNT, parseBacklo
 import type { Keyspace } from '../src/core/redis/keyspace';
 import { entryFields } from './stream-entries';
 
-// Appends a job's records to the stream of each destination, once: jobs are routed strictly in
+// Appends one job's records to the stream of each destination, once: jobs are routed strictly in
 // id order, so a job whose id is not above the last routed one was routed already (the worker
-// died before BullMQ marked it complete). KEYS: cursor, the tracker's backlog, the index of
-// backlogs, then per destination its stream and its record count. ARGV: job id, chunk, the tracker
-// partition's member of the backlog index,
-// then with no destination the records (the backlog keeps one an entry), else the record count and
-// the fields of the one entry that holds them (jobs/stream-entries.ts). With destinations, a backlog
-// is moved to them first, ARGV[2] entries per call so that no call blocks Redis for long: the answer
-// 2 means "backlog not empty yet, call again"; the job is routed only once it is.
+// died before BullMQ marked it complete). The path of a job routed alone — its tracker has no
+// destination, its tracker partition has a backlog to move, or no job waits behind it; jobs that
+// wait are routed as runs by jobs/route-run.ts, against the same cursor. KEYS: cursor, the
+// tracker's backlog, the index of backlogs, then per destination its stream and its record count.
+// ARGV: job id, chunk, the tracker partition's member of the backlog index, then with no
+// destination the records (the backlog keeps one an entry), else the record count and the fields
+// of the one entry that holds them (jobs/stream-entries.ts). With destinations, a backlog is moved
+// to them first, ARGV[2] entries per call so that no call blocks Redis for long: the answer 2
+// means "backlog not empty yet, call again"; the job is routed only once it is.
 const ROUTE = `${ENSURE_COUNT}
 local last = tonumber(redis.call('GET', KEYS[1]) or '0')
 if tonumber(ARGV[1]) <= last then return 0 end
@@ -78,6 +81,11 @@ export interface RouterOptions {
   backlogChunk?: number;
   /** How often to look for backlogs whose tracker now has a destination. Default 2000 ms. */
   backlogCheckMs?: number;
+  /**
+   * Called once per job when its records are routed: a job's records (duplicates left out) and
+   * its tracker's destination count. A job routed in a run is reported with the run; a job found
+   * routed already is not reported again.
+   */
   onRouted?: (records: number, destinations: number) => void;
 }
 
@@ -113,6 +121,11 @@ export async function startRouter(connection: RedisClient, commands: RedisClient
  * BullMQ would retry it after later jobs and break the accepted order. A stalled job goes back to
  * the head of the queue (BullMQ pushes it on the consuming end). Every tracker partition belongs to
  * one shard, so its records are routed in the order they were accepted.
+ *
+ * The job in hand takes the jobs already waiting right behind it along (jobs/route-run.ts): under
+ * load a job routes a run of them, each tracker partition's records of the run in one stream
+ * entry per destination, and BullMQ then hands those jobs over only to be completed. An idle
+ * queue routes each job as it comes: nothing waits for more.
  */
 async function startShardRouter(connection: RedisClient, commands: RedisClient, trackerFor: (id: string) => Promise<Tracker | undefined>, logger: Logger, opts: RouterOptions, prefix: string): Promise<Router> {
   const queue = new Queue<IngestJobData>(INGEST_QUEUE, { connection, prefix });
@@ -129,30 +142,78 @@ async function startShardRouter(connection: RedisClient, commands: RedisClient, 
 
   /** Since when Redis has refused routing for its memory limit; logged once on entering and once on leaving. */
   let outOfMemorySince: number | undefined;
+  /**
+   * The jobs this process routed as part of a run started by an earlier job: BullMQ still hands
+   * them over one by one, and they complete at once, without a Redis call. (Were the process to
+   * restart, the shard's cursor in Redis would tell the same, at the cost of a script call.)
+   */
+  let merged = { from: 1, through: 0 };
+  const cursorKey = routerCursorKey(prefix);
+  const source: RunSource = {
+    commands,
+    prefix,
+    waitKey: queue.keys.wait!,
+    jobPrefix: queue.toKey(''),
+    destinationsOf: async (trackerId) => (await trackerFor(trackerId))?.destinations ?? [],
+  };
+
+  /** The job in hand as the first of a run. */
+  const runJob = async (id: number, data: IngestJobData): Promise<RunJob> => {
+    const destinations = await source.destinationsOf(data.trackerId);
+    return { id, data, destinations, records: recordTexts(data, await duplicatesOf(data)) };
+  };
+
+  /**
+   * One job alone, by ROUTE: a job whose tracker has no destination (its records go to the
+   * backlog), one whose tracker partition's backlog must move first, one that nothing waits behind.
+   */
+  const routeAlone = async (job: Job<IngestJobData>, first: RunJob): Promise<void> => {
+    const { trackerId } = job.data;
+    const partition = job.data.partition ?? 0;
+    const { destinations, records } = first;
+    if (destinations.length === 0) logger.warn({ trackerId, records: records.length }, 'no destination: records kept in the tracker backlog until one is added');
+    const streams = destinations.flatMap((d) => {
+      const k = deliveryKeys(prefix, { trackerId, destinationId: d.id, partition });
+      return [k.stream, k.queued];
+    });
+    const keys = [cursorKey, trackerBacklogKey(prefix, trackerId, partition), backlogIndexKey(prefix), ...streams];
+    const chunk = String(opts.backlogChunk ?? BACKLOG_MOVE_CHUNK);
+    // Each call is atomic, so a worker that dies between calls leaves a consistent, smaller backlog.
+    const payload = streams.length === 0 ? records : records.length === 0 ? ['0'] : [String(records.length), ...entryFields(records)];
+    let answer: unknown;
+    while ((answer = await commands.eval(ROUTE, keys.length, ...keys, job.id!, chunk, backlogMember({ trackerId, partition }), ...payload)) === 2);
+    // Routed: the list is no longer needed (the route cursor keeps the job from being routed again).
+    if (job.data.dedup) await commands.del(duplicatesKey(prefix, job.data.dedup)).catch(() => undefined);
+    if (answer === 1) opts.onRouted?.(records.length, destinations.length);
+  };
+
+  /**
+   * The job in hand and those waiting right behind it, as one run when there are some (jobs/route-run.ts),
+   * else alone. A run that meets a backlog is cut short before it, down to the job alone.
+   */
+  const routeJob = async (job: Job<IngestJobData>, id: number): Promise<void> => {
+    const first = await runJob(id, job.data);
+    // BullMQ numbers the jobs of a queue without custom ids from one counter; any other id is routed alone.
+    let run = first.destinations.length > 0 && Number.isSafeInteger(id) ? await planRun(source, first) : [first];
+    while (run.length > 1) {
+      const outcome = await routeRun(commands, prefix, cursorKey, run);
+      if (outcome.kind === 'backlog') {
+        run = run.slice(0, outcome.index);
+        continue;
+      }
+      merged = { from: id + 1, through: outcome.kind === 'routed' ? run.at(-1)!.id : outcome.cursor };
+      if (outcome.kind === 'routed') for (const j of run) opts.onRouted?.(j.records.length, j.destinations.length);
+      return;
+    }
+    await routeAlone(job, first);
+  };
 
   const route = async (job: Job<IngestJobData>): Promise<void> => {
+    const id = Number(job.id);
+    if (id >= merged.from && id <= merged.through) return;
     for (let attempt = 0; ; attempt++) {
       try {
-        const { trackerId } = job.data;
-        const partition = job.data.partition ?? 0;
-        const tracker = await trackerFor(trackerId);
-        // A disabled destination still gets its records: they wait in its stream until it is enabled.
-        const destinations = tracker?.destinations ?? [];
-        if (destinations.length === 0) logger.warn({ trackerId, records: job.data.records.length }, 'no destination: records kept in the tracker backlog until one is added');
-        const streams = destinations.flatMap((d) => {
-          const k = deliveryKeys(prefix, { trackerId, destinationId: d.id, partition });
-          return [k.stream, k.queued];
-        });
-        const skip = await duplicatesOf(job.data);
-        const records = recordTexts(job.data, skip);
-        const keys = [routerCursorKey(prefix), trackerBacklogKey(prefix, trackerId, partition), backlogIndexKey(prefix), ...streams];
-        const chunk = String(opts.backlogChunk ?? BACKLOG_MOVE_CHUNK);
-        // Each call is atomic, so a worker that dies between calls leaves a consistent, smaller backlog.
-        const payload = streams.length === 0 ? records : records.length === 0 ? ['0'] : [String(records.length), ...entryFields(records)];
-        while ((await commands.eval(ROUTE, keys.length, ...keys, job.id!, chunk, backlogMember({ trackerId, partition }), ...payload)) === 2);
-        // Routed: the list is no longer needed (the route cursor keeps the job from being routed again).
-        if (skip) await commands.del(duplicatesKey(prefix, job.data.dedup!)).catch(() => undefined);
-        opts.onRouted?.(records.length, destinations.length);
+        await routeJob(job, id);
         if (outOfMemorySince !== undefined) {
           logger.info({ waitedMs: Date.now() - outOfMemorySince }, 'Redis memory freed: routing resumed');
           outOfMemorySince = undefined;

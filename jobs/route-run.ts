@@ -1,0 +1,206 @@
+import type { RedisClient } from '../src/core/redis/cluster';
+import type { Destination } from '../src/core/trackers/types';
+import { duplicatesKey, recordTexts, type IngestJobData } from './ingest-job';
+import { deliveryKeys, ENSURE_COUNT, trackerBacklogKey } from './keys';
+import { entryFields } from './stream-entries';
+
+/**
+ * Adaptive batching for the router: the job in hand and the jobs already waiting right behind it
+ * are routed as one run, each tracker partition's records of the run as ONE stream entry per
+ * destination. A block compresses better the more records it holds (jobs/stream-entries.ts), so a
+ * backlog that builds up while a destination is disabled takes less Redis. Nothing waits for jobs
+ * to arrive: an idle queue routes each job as it comes, as before.
+ */
+
+/**
+ * Jobs of one run at most, the one in hand included. Single-event requests make jobs of ~6
+ * records, so 64 jobs are well past the ~20 records where a bigger block stops paying, while the
+ * wait list read and the data read behind the job in hand stay small.
+ */
+export const MAX_RUN_JOBS = 64;
+/**
+ * Records of one run at most. A block is inflated whole by delivery and by the spiller, and a
+ * block of 2 000 typical events (~800 KB of JSON) deflates in a few milliseconds; beyond about 20
+ * records a block gains little (70 bytes a record at 20, bench/RESULTS.md).
+ */
+export const MAX_RUN_RECORDS = 2000;
+/** Bytes of job data read behind the job in hand at most: a bound on one read whatever the jobs hold. */
+export const MAX_RUN_BYTES = 1 << 20;
+
+/** One job of a run: its id in the shard's queue, where its records go, and those records. */
+export interface RunJob {
+  id: number;
+  data: IngestJobData;
+  /** The tracker's destinations, as the router's tracker cache has them. */
+  destinations: readonly Destination[];
+  /** Its records as stream texts, the duplicates left out (jobs/ingest-job.ts `recordTexts`). */
+  records: string[];
+}
+
+/** What `routeRun` did. */
+export type RunOutcome =
+  /** Routed: the shard's cursor is now the run's last id. */
+  | { kind: 'routed' }
+  /** The run's first job was routed already (by a worker that died before BullMQ completed it): `cursor` is the last routed id. */
+  | { kind: 'routed-before'; cursor: number }
+  /** Nothing written: the tracker partition of the job at `index` in the run has a backlog, which must move first. */
+  | { kind: 'backlog'; index: number };
+
+/**
+ * The data of the jobs waiting right behind job `ARGV[2]` in the queue's wait list (KEYS[1]),
+ * oldest first. BullMQ LPUSHes a new job and a worker RPOPLPUSHes the oldest (a stalled job is
+ * RPUSHed back to that end), whatever the global concurrency, so the oldest waiting jobs are at
+ * the list's right end. Only the run of ids ARGV[2]+1, +2, … is taken, up to the first gap: a job
+ * outside the wait list (removed, delayed, or still active with a worker that lost its lock)
+ * must not be passed over, since the cursor would then declare it routed. ARGV: the queue's job key prefix,
+ * the job in hand's id, the most jobs to read, the most bytes of job data (checked with HSTRLEN
+ * before each read, so a large job is left to BullMQ rather than read twice).
+ */
+const WAITING_BEHIND = `
+local ids = redis.call('LRANGE', KEYS[1], -tonumber(ARGV[3]), -1)
+local out, bytes, expected, budget = {}, 0, tonumber(ARGV[2]) + 1, tonumber(ARGV[4])
+for i = #ids, 1, -1 do
+  if tonumber(ids[i]) ~= expected then break end
+  local key = ARGV[1] .. ids[i]
+  bytes = bytes + redis.call('HSTRLEN', key, 'data')
+  if bytes > budget then break end
+  local data = redis.call('HGET', key, 'data')
+  if not data then break end
+  out[#out + 1] = data
+  expected = expected + 1
+end
+return out`;
+
+/**
+ * Routes a run of jobs, all or nothing. KEYS: the shard's router cursor, then per group (tracker
+ * partition) its backlog and each destination's stream and record count, then the duplicates
+ * lists of the run's jobs. ARGV: the run's first and last job ids, the number of groups, then per
+ * group: its destination count, record count, the index in the run of its first job, its number
+ * of entry fields and those fields (jobs/stream-entries.ts).
+ *
+ * The cursor check makes a run that was routed already (its first job is not above the cursor)
+ * write nothing; since a shard's jobs are routed in id order and the run's ids are contiguous, no
+ * later job of the run can have been routed on its own. A group whose backlog is not empty is
+ * left to the one-job path, which moves the backlog first: the answer 3 names the earliest job of
+ * such a group, and nothing is written. The duplicates lists are deleted with the routing, so that
+ * neither a crash nor a job skipped by the cursor leaves one behind. The first write is a SET or
+ * XADD, so that at Redis's memory limit the whole script is refused (src/core/redis/out-of-memory.ts).
+ */
+const ROUTE_RUN = `${ENSURE_COUNT}
+local last = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tonumber(ARGV[1]) <= last then return {0, last} end
+local groups, k, a, backlogAt = {}, 2, 4, -1
+for g = 1, tonumber(ARGV[3]) do
+  local dests, count, firstJob, fields = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
+  if redis.call('XLEN', KEYS[k]) > 0 and (backlogAt < 0 or firstJob < backlogAt) then backlogAt = firstJob end
+  groups[g] = {k + 1, dests, count, a + 4, a + 3 + fields}
+  k = k + 1 + 2 * dests
+  a = a + 4 + fields
+end
+if backlogAt >= 0 then return {3, backlogAt} end
+for _, g in ipairs(groups) do
+  for i = g[1], g[1] + 2 * (g[2] - 1), 2 do
+    ensureCount(KEYS[i], KEYS[i + 1])
+    if g[3] > 0 then
+      redis.call('XADD', KEYS[i], '*', unpack(ARGV, g[4], g[5]))
+      redis.call('INCRBY', KEYS[i + 1], g[3])
+    end
+  end
+end
+redis.call('SET', KEYS[1], ARGV[2])
+for i = k, #KEYS do redis.call('DEL', KEYS[i]) end
+return {1, tonumber(ARGV[2])}`;
+
+/** What planning a run needs of the router's shard. */
+export interface RunSource {
+  commands: RedisClient;
+  /** The shard's key prefix. */
+  prefix: string;
+  /** The shard queue's wait list (`queue.keys.wait`). */
+  waitKey: string;
+  /** What a job's id follows in its hash's key (`queue.toKey('')`). */
+  jobPrefix: string;
+  /** A tracker's destinations (cached by the router); none for an unknown tracker. */
+  destinationsOf: (trackerId: string) => Promise<readonly Destination[]>;
+}
+
+/**
+ * The run that starts at `first`: `first`, then the jobs waiting right behind it as long as their
+ * ids follow on, their tracker has a destination, and the run stays within MAX_RUN_RECORDS (a
+ * job that would pass it waits for the next run). Two Redis round trips at most: the jobs' data,
+ * then their duplicates lists when some job has one.
+ */
+export async function planRun(source: RunSource, first: RunJob): Promise<RunJob[]> {
+  const run = [first];
+  let records = first.data.records.length;
+  const bytes = first.records.reduce((sum, text) => sum + text.length, 0);
+  if (records >= MAX_RUN_RECORDS || bytes >= MAX_RUN_BYTES) return run;
+  const waiting = await waitingBehind(source, first.id, MAX_RUN_JOBS - 1, MAX_RUN_BYTES - bytes);
+  // One destination list per tracker for the whole run, so that a group's jobs go to the same streams.
+  const destinations = new Map<string, readonly Destination[]>([[first.data.trackerId, first.destinations]]);
+  const taken: Array<{ data: IngestJobData; destinations: readonly Destination[] }> = [];
+  for (const data of waiting) {
+    if (!destinations.has(data.trackerId)) destinations.set(data.trackerId, await source.destinationsOf(data.trackerId));
+    const to = destinations.get(data.trackerId)!;
+    if (to.length === 0 || records + data.records.length > MAX_RUN_RECORDS) break;
+    records += data.records.length;
+    taken.push({ data, destinations: to });
+  }
+  const skips = await readDuplicates(source.commands, source.prefix, taken.map((t) => t.data));
+  taken.forEach(({ data, destinations: to }, i) => run.push({ id: first.id + 1 + i, data, destinations: to, records: recordTexts(data, skips[i]) }));
+  return run;
+}
+
+/**
+ * The data of the jobs waiting right behind job `id`, oldest first: contiguous ids only, at most
+ * `maxJobs` of them and `maxBytes` of data. One Redis round trip.
+ */
+async function waitingBehind(source: RunSource, id: number, maxJobs: number, maxBytes: number): Promise<IngestJobData[]> {
+  const found = (await source.commands.eval(WAITING_BEHIND, 1, source.waitKey, source.jobPrefix, String(id), String(maxJobs), String(maxBytes))) as string[];
+  return found.map((data) => JSON.parse(data) as IngestJobData);
+}
+
+/** The indices of each job's duplicate records, for every job that has a list, in one MGET. */
+export async function readDuplicates(commands: RedisClient, prefix: string, jobs: readonly IngestJobData[]): Promise<Array<Set<number> | undefined>> {
+  const keyed = jobs.flatMap((data, i) => (data.dedup ? [i] : []));
+  const out: Array<Set<number> | undefined> = jobs.map(() => undefined);
+  if (keyed.length === 0) return out;
+  const lists = await commands.mget(...keyed.map((i) => duplicatesKey(prefix, jobs[i]!.dedup!)));
+  keyed.forEach((i, n) => {
+    const list = lists[n];
+    if (list) out[i] = new Set(list.split(',').map(Number));
+  });
+  return out;
+}
+
+/**
+ * Routes `run` (contiguous job ids, oldest first, every tracker with a destination) in one atomic
+ * script: per tracker partition, its records of the run in job order as one entry per destination.
+ */
+export async function routeRun(commands: RedisClient, prefix: string, cursorKey: string, run: readonly RunJob[]): Promise<RunOutcome> {
+  const groups = new Map<string, { first: number; job: RunJob; records: string[] }>();
+  run.forEach((job, index) => {
+    const name = `${job.data.trackerId}/${job.data.partition ?? 0}`;
+    let group = groups.get(name);
+    if (!group) groups.set(name, (group = { first: index, job, records: [] }));
+    group.records.push(...job.records);
+  });
+  const keys: string[] = [cursorKey];
+  const args: Array<string | Buffer> = [String(run[0]!.id), String(run.at(-1)!.id), String(groups.size)];
+  for (const { first, job, records } of groups.values()) {
+    const { trackerId } = job.data;
+    const partition = job.data.partition ?? 0;
+    keys.push(trackerBacklogKey(prefix, trackerId, partition));
+    for (const d of job.destinations) {
+      const k = deliveryKeys(prefix, { trackerId, destinationId: d.id, partition });
+      keys.push(k.stream, k.queued);
+    }
+    const fields = records.length > 0 ? entryFields(records) : [];
+    args.push(String(job.destinations.length), String(records.length), String(first), String(fields.length), ...fields);
+  }
+  for (const job of run) if (job.data.dedup) keys.push(duplicatesKey(prefix, job.data.dedup));
+  const [answer, value] = (await commands.eval(ROUTE_RUN, keys.length, ...keys, ...args)) as [number, number];
+  if (answer === 1) return { kind: 'routed' };
+  if (answer === 0) return { kind: 'routed-before', cursor: value };
+  return { kind: 'backlog', index: value };
+}

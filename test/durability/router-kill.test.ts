@@ -1,0 +1,77 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { INGEST_JOB_NAME, INGEST_QUEUE, ingestJobData, type IngestJobData } from '../../jobs/ingest-job';
+import { deliveryKeys, routerCursorKey } from '../../jobs/keys';
+import { entryRecords } from '../../jobs/stream-entries';
+import { TrackerStore } from '../../src/core/trackers/store';
+import { generateToken } from '../../src/core/trackers/tokens';
+import { TrackerSchema } from '../../src/core/trackers/types';
+import { event } from '../helpers/record-builders';
+import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
+import { spawnTributary, type TributaryProcess } from '../helpers/tributary-process';
+import { waitFor } from '../helpers/wait';
+
+/**
+ * A queue of small jobs routed in runs (jobs/route-run.ts) by worker processes killed with
+ * SIGKILL one after another mid-way: whatever each was doing — reading a run, routing it,
+ * completing the jobs it had merged — every record is in its partition's stream exactly once and
+ * in the order accepted.
+ */
+jest.setTimeout(150_000);
+
+const JOBS = 3000;
+const PARTITIONS = 3;
+const KILLS = 3;
+
+const prefix = uniquePrefix('rkill');
+const dataDir = mkdtempSync(path.join(tmpdir(), 'tributary-router-kill-'));
+const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+const procs: TributaryProcess[] = [];
+
+afterAll(async () => {
+  await Promise.all(procs.map((p) => p.stop('SIGKILL')));
+  await deletePrefix(prefix);
+  redis.disconnect();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+const worker = () => {
+  const proc = spawnTributary('worker', { REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: prefix, DATA_DIR: dataDir, ROUTER_LOCK_MS: '1000' });
+  procs.push(proc);
+  return proc;
+};
+const cursor = async () => Number(await redis.get(routerCursorKey(prefix)));
+
+test(`${KILLS} routing workers killed mid-queue: every record once, each partition in order`, async () => {
+  await new TrackerStore(redis, prefix).save(
+    TrackerSchema.parse({ id: 'shop', name: 'Shop', partitions: PARTITIONS, tokens: [{ token: generateToken() }], destinations: [{ id: 'wh', type: 'local', enabled: false }] }),
+  );
+  const queue = new Queue<IngestJobData>(INGEST_QUEUE, { connection: redis, prefix });
+  for (let from = 0; from < JOBS; from += 500) {
+    await queue.addBulk(Array.from({ length: 500 }, (_, i) => ({ name: INGEST_JOB_NAME, data: ingestJobData('shop', [event('k', { job: from + i }), event('k', { job: from + i, second: true })], false, undefined, (from + i) % PARTITIONS) })));
+  }
+  await queue.close();
+
+  for (let k = 1; k <= KILLS; k++) {
+    const proc = worker();
+    const past = ((k * JOBS) / (KILLS + 1)) | 0;
+    await waitFor(async () => (await cursor()) > past, { timeoutMs: 60_000, intervalMs: 5, message: `routing past job ${past}` });
+    await proc.stop('SIGKILL');
+  }
+  worker();
+  await waitFor(async () => (await cursor()) === JOBS, { timeoutMs: 60_000, message: 'every job routed' });
+
+  for (let p = 0; p < PARTITIONS; p++) {
+    const keys = deliveryKeys(prefix, { trackerId: 'shop', destinationId: 'wh', partition: p });
+    const read = await redis.xrangeBuffer(keys.stream, '-', '+');
+    const jobs = read.flatMap(([id, fields]) => entryRecords(String(id), fields).map((r) => (JSON.parse(r.json) as { properties: { job: number } }).properties.job));
+    const mine = Array.from({ length: JOBS }, (_, j) => j).filter((j) => j % PARTITIONS === p);
+    expect(jobs).toEqual(mine.flatMap((j) => [j, j]));
+    expect(Number(await redis.get(keys.queued))).toBe(jobs.length);
+    // Runs, not one entry a job.
+    expect(read.length).toBeLessThan(mine.length / 4);
+  }
+});
