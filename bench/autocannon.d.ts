@@ -21,8 +21,6 @@ declare module 'autocannon' {
     pipelining?: number;
     /** Seconds before a request counts as a timeout. */
     timeout?: number;
-    /** Requests a second across all connections (an open loop at that rate); 0: as fast as answered. */
-    overallRate?: number;
     method?: string;
     headers?: Record<string, string>;
     requests?: Request[];

@@ -22,8 +22,6 @@ export interface LoadPlan {
    */
   keyedRequests?: number;
   seed: number;
-  /** Requests a second across all connections; none: as fast as the server answers (closed loop). */
-  rate?: number;
 }
 
 export interface LoadResult {
@@ -71,7 +69,6 @@ function run(plan: LoadPlan): Promise<LoadResult> {
         connections: plan.connections,
         duration: plan.duration,
         timeout: 10,
-        ...(plan.rate ? { overallRate: plan.rate } : {}),
         requests,
         setupClient: (client) => {
           const connection = nextOffset++;
