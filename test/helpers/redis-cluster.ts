@@ -236,9 +236,14 @@ export class OwnRedisCluster {
         try {
           const others = this.livePorts().filter((p) => p !== port);
           const views = await Promise.all(others.map(async (p) => parseClusterNodes(String(await nodeCommand(p, 'CLUSTER', 'NODES')))));
-          if (views.some((view) => view.find((n) => n.id === dead?.id || n.port === port)?.failing !== false)) return false;
+          const seen = views.map((view) => view.find((n) => n.id === dead?.id || n.port === port));
+          if (seen.some((n) => n?.failing !== false)) return false;
+          // A node whose slots were taken over restarts believing it is still their master, and
+          // learns otherwise from gossip a moment later: only the others' view says which it is to be.
+          const stillServesSlots = seen.every((n) => n!.role === 'master' && n!.slots.length > 0);
           const replication = String(await nodeCommand(port, 'INFO', 'replication'));
-          return infoField(replication, 'role') === 'master' || infoField(replication, 'master_link_status') === 'up';
+          if (stillServesSlots) return infoField(replication, 'role') === 'master';
+          return seen.every((n) => n!.role === 'replica') && infoField(replication, 'role') === 'slave' && infoField(replication, 'master_link_status') === 'up';
         } catch {
           return false;
         }
