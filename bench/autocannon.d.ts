@@ -11,6 +11,13 @@ declare module 'autocannon' {
 
   export interface Client {
     setRequests(requests: Request[]): void;
+    /** Internal: what the client sends next. Requests that carry `requestBuffer` are sent as they are. */
+    requestIterator: { requests: BuiltRequest[]; currentRequestIndex: number; currentRequest: BuiltRequest };
+  }
+
+  /** Internal: a request with the bytes autocannon made of it. */
+  export interface BuiltRequest extends Request {
+    requestBuffer: Buffer;
   }
 
   export interface Options {
@@ -58,4 +65,10 @@ declare module 'autocannon' {
 
   function autocannon(opts: Options, cb: (err: Error | null, result: Result) => void): Instance;
   export default autocannon;
+}
+
+/** Internal: how autocannon makes a request's bytes (the package ships no types). */
+declare module 'autocannon/lib/httpRequestBuilder' {
+  import type { Request } from 'autocannon';
+  export default function requestBuilder(defaults: { hostname: string; port: number }): (request: Request) => Buffer | null;
 }

@@ -1,9 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { generateToken } from '../src/core/trackers/tokens';
+import { BUCKET_MS, MEMBER_BYTES, seenBucketKey } from '../src/ingest/dedup';
 import { ask, buildChildren, forkChild, nextMessage, stopChild, type Message } from './child';
 import type { LoadPlan, LoadResult } from './load-generator';
 import { machineCpuSeconds, processCpuSeconds, redisCpuSeconds } from './proc-stats';
@@ -12,15 +13,16 @@ import { startTributary, type BenchTracker, type ServerCounts } from './tributar
 
 /**
  * `npm run bench:ingest [-- --duration 10 --warmup 3 --connections 50 --batch-size 100
- *  --processes 1,2 --only baseline,floor,single,keyed,batch --cpu-prof DIR]`, or the `BENCH_*` variables below.
+ *  --processes 1,2 --only baseline,floor,single,keyed,batch --keyed-rounds 3 --cpu-prof DIR]`, or the `BENCH_*` variables below.
  *
  * In one run: a bare node:http server that parses JSON and answers 204; the floor of the fixed
  * shape (Koa and @koa/router answering the contract's 202, doing nothing else); then Tributary's real
  * server (`src/boot/server.ts api`) once per API_PROCESSES value, each loaded by autocannon in a
- * process of its own with ~300-byte events, then the same with an `Idempotency-Key` per request
- * (deduplicated: the ratio to the unkeyed run, and Redis bytes per remembered key; the keyed
- * requests are built before the clock starts, as the plain ones are), then with
- * arrays of events. The floor is loaded with single events and with arrays, and Tributary's ratios
+ * process of its own with ~300-byte events; then, in alternated rounds (`--keyed-rounds`, default 3),
+ * the same requests each with a key of its own, once under a header the server ignores and once as
+ * `Idempotency-Key` (deduplicated, with 24 earlier hours of the window holding markers, so that each
+ * write looks into all of them as a day-old tracker's does): the median ratio of the pairs is the
+ * cost of keys, and Redis bytes per remembered key are read after; then arrays of events. The floor is loaded with single events and with arrays, and Tributary's ratios
  * to it are printed beside the goals. (autocannon's fixed-rate mode sends each connection's share
  * in bursts, which puts even the floor's p99 above 100 ms: latency is read at saturation, where the
  * floor's own p99 says what the machine allows.) Afterwards every 2xx is
@@ -36,6 +38,7 @@ const { values: args } = parseArgs({
     processes: { type: 'string' },
     only: { type: 'string' },
     'cpu-prof': { type: 'string' },
+    'keyed-rounds': { type: 'string' },
   },
 });
 
@@ -67,6 +70,8 @@ const settings = {
   only: new Set((args.only ?? process.env.BENCH_ONLY ?? 'baseline,floor,single,keyed,batch').split(',')),
   /** Extra node flags for the Tributary server processes, space-separated (e.g. `--max-semi-space-size=64`). Default none. */
   serverNodeArgs: (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
+  /** Pairs of control and keyed runs, alternated: their median ratio is the cost of keys. Default 3. */
+  keyedRounds: setting(args['keyed-rounds'], 'BENCH_KEYED_ROUNDS', 3),
   /** Directory for V8 CPU profiles of the Tributary processes (node --cpu-prof). Default none. */
   cpuProfDir: args['cpu-prof'] ?? process.env.BENCH_CPU_PROF,
   redisUrl: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
@@ -88,14 +93,24 @@ interface TributaryRun {
   processes: number;
   tracker: BenchTracker;
   recordsPerRequest: number;
-  keyed: boolean;
+  /** The header that carried a key of each request's own: `idempotency-key`, the control's name, or none. */
+  keyHeader: string | undefined;
   result: RunFigures;
   server: ServerCounts;
+  /** Measured runs summed into this one. */
+  rounds?: number;
 }
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const busyCores = (r: RunFigures) => r.otherCpu / r.duration;
 const cpuPerRequest = (r: RunFigures) => r.serverCpu / Math.max(r.responses, 1);
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+/** The header of the control runs: each request carries a key of its own that the server ignores. */
+const CONTROL_KEY_HEADER = 'x-bench-key';
 
 async function load(loader: ChildProcess, serverPids: number[], redis: Redis, plan: LoadPlan): Promise<RunFigures> {
   const serverCpuSeconds = () => serverPids.reduce((sum, pid) => sum + processCpuSeconds(pid), 0);
@@ -117,9 +132,26 @@ function report(label: string, r: RunFigures, recordsPerRequest: number): void {
   );
 }
 
-/** Keys remembered for a tracker's deduplication, and the Redis memory of their hourly sets. */
+/** Markers put in each earlier hour of the keyed tracker's window before its runs. */
+const EARLIER_MARKERS = 1000;
+
+/**
+ * Fills the 24 hours of a keyed tracker's window before the current one with markers, as a tracker
+ * that has taken keyed traffic for a day has them: each keyed write then looks into every one of
+ * those hours, which a fresh tracker's writes would skip.
+ */
+async function fillEarlierHours(redis: Redis, prefix: string, trackerId: string): Promise<void> {
+  const hour = Math.floor(Date.now() / BUCKET_MS);
+  for (let h = hour - 24; h < hour; h++) {
+    const key = seenBucketKey(prefix, trackerId, h);
+    await redis.sadd(key, ...Array.from({ length: EARLIER_MARKERS }, () => randomBytes(MEMBER_BYTES)));
+    await redis.pexpire(key, 3_600_000);
+  }
+}
+
+/** Keys remembered for a tracker's deduplication in the current hour, and the Redis memory of that hour's set. */
 async function rememberedKeyBytes(redis: Redis, prefix: string, trackerId: string): Promise<{ keys: number; sets: number; bytes: number }> {
-  const sets = await redis.keys(`${prefix}:seen:${trackerId}:*`);
+  const sets = await redis.keys(seenBucketKey(prefix, trackerId, Math.floor(Date.now() / BUCKET_MS)));
   let keys = 0;
   let bytes = 0;
   for (const set of sets) {
@@ -168,14 +200,14 @@ async function main(): Promise<void> {
     const loader = spawn('load-generator.ts');
     await nextMessage(loader, 'ready');
     /** `keyedRequests`: give each request a key of its own, from that many built before the run. */
-    const plan = (port: number, path: string, recordsPerRequest: number, duration: number, authorization?: string, seed = 1, keyedRequests?: number): LoadPlan => ({
+    const plan = (port: number, path: string, recordsPerRequest: number, duration: number, authorization?: string, seed = 1, keyed?: { requests: number; header: string }): LoadPlan => ({
       url: `http://127.0.0.1:${port}`,
       path,
       connections: settings.connections,
       duration,
       recordsPerRequest,
       seed,
-      ...(keyedRequests !== undefined ? { keyed: true, keyedRequests } : {}),
+      ...(keyed ? { keyed: true, keyedRequests: keyed.requests, keyHeader: keyed.header } : {}),
       ...(authorization ? { authorization } : {}),
     });
 
@@ -208,25 +240,27 @@ async function main(): Promise<void> {
     }
 
     const runs: TributaryRun[] = [];
+    const keyCost = new Map<number, { requests: number; cpu: number; rounds: number }>();
     if (settings.only.has('single') || settings.only.has('keyed') || settings.only.has('batch')) {
       for (const processes of settings.processes) {
-        const trackers: BenchTracker[] = ['warmup', 'single', 'keyed', 'batch'].map((id) => ({ id: `bench-x${processes}-${id}`, token: generateToken() }));
-        const [warm, single, keyed, batch] = trackers as [BenchTracker, BenchTracker, BenchTracker, BenchTracker];
+        const trackers: BenchTracker[] = ['warmup', 'single', 'control', 'keyed', 'batch'].map((id) => ({ id: `bench-x${processes}-${id}`, token: generateToken() }));
+        const [warm, single, control, keyed, batch] = trackers as [BenchTracker, BenchTracker, BenchTracker, BenchTracker, BenchTracker];
         const auth = (t: BenchTracker) => `Tracker ${t.token}`;
         const nodeArgs = [...settings.serverNodeArgs, ...(settings.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProfDir}`] : [])];
         const server = await startTributary({ redis, redisUrl: settings.redisUrl, prefix, trackers, processes, nodeArgs });
         stops.push(server.stop);
         const label = `tributary API_PROCESSES=${processes}`;
         /** Keyed requests to build for a run of `seconds`: half as many again as the plain run sent, or 40 000 a second without one. */
-        const keyedRequestsFor = (seconds: number): number => Math.ceil((runs.find((r) => r.processes === processes && !r.keyed && r.recordsPerRequest === 1)?.result.requestsPerSecond ?? 40_000) * seconds * 1.5);
-        const measure = async (tracker: BenchTracker, recordsPerRequest: number, name: string, keys = false): Promise<RunFigures> => {
-          if (settings.warmup > 0) await load(loader, server.pids, redis, plan(server.port, '/v3/event', recordsPerRequest, settings.warmup, auth(warm), 99, keys ? keyedRequestsFor(settings.warmup) : undefined));
+        const keyedRequestsFor = (seconds: number): number => Math.ceil((runs.find((r) => r.processes === processes && !r.keyHeader && r.recordsPerRequest === 1)?.result.requestsPerSecond ?? 40_000) * seconds * 1.5);
+        const keyedPlan = (seconds: number, header: string | undefined) => (header ? { requests: keyedRequestsFor(seconds), header } : undefined);
+        const measure = async (tracker: BenchTracker, recordsPerRequest: number, name: string, keyHeader?: string): Promise<RunFigures> => {
+          if (settings.warmup > 0) await load(loader, server.pids, redis, plan(server.port, '/v3/event', recordsPerRequest, settings.warmup, auth(warm), 99, keyedPlan(settings.warmup, keyHeader)));
           const before = await server.idleCounts();
-          const result = await load(loader, server.pids, redis, plan(server.port, '/v3/event', recordsPerRequest, settings.duration, auth(tracker), 1, keys ? keyedRequestsFor(settings.duration) : undefined));
+          const result = await load(loader, server.pids, redis, plan(server.port, '/v3/event', recordsPerRequest, settings.duration, auth(tracker), 1, keyedPlan(settings.duration, keyHeader)));
           const after = await server.idleCounts();
           report(`${label} ${name}`, result, recordsPerRequest);
-          runs.push({ processes, tracker, recordsPerRequest, keyed: keys, result, server: { answered: after.answered - before.answered, records: after.records - before.records } });
-          if (recordsPerRequest === 1 && !keys) {
+          runs.push({ processes, tracker, recordsPerRequest, keyHeader, result, server: { answered: after.answered - before.answered, records: after.records - before.records } });
+          if (recordsPerRequest === 1 && !keyHeader) {
             if (baseline) console.log(`${''.padEnd(30)} ratio to the baseline: ${fmt(result.requestsPerSecond / baseline.requestsPerSecond, 3)}×`);
             if (floor) {
               const ratio = result.requestsPerSecond / floor.requestsPerSecond;
@@ -239,12 +273,28 @@ async function main(): Promise<void> {
           }
           return result;
         };
-        const plain = settings.only.has('single') ? await measure(single, 1, 'POST /v3/event') : undefined;
+        if (settings.only.has('single')) await measure(single, 1, 'POST /v3/event');
         if (settings.only.has('keyed')) {
-          const withKeys = await measure(keyed, 1, 'POST, Idempotency-Key', true);
-          if (plain) console.log(`${''.padEnd(30)} ratio with keys to without: ${fmt(withKeys.requestsPerSecond / plain.requestsPerSecond, 3)}×   (cost goal ≤ 10 %)`);
+          // The cost of keys, read from pairs that differ only in the header's name: the load
+          // generator builds and sends the same requests, the server deduplicates one of them.
+          // Alternated rounds and their median keep a drift of the machine out of the ratio.
+          await fillEarlierHours(redis, prefix, keyed.id);
+          const requestRatios: number[] = [];
+          const cpuRatios: number[] = [];
+          for (let round = 1; round <= Math.max(1, settings.keyedRounds); round++) {
+            const without = await measure(control, 1, `POST, ${CONTROL_KEY_HEADER} #${round}`, CONTROL_KEY_HEADER);
+            const withKeys = await measure(keyed, 1, `POST, Idempotency-Key #${round}`, 'idempotency-key');
+            requestRatios.push(withKeys.requestsPerSecond / without.requestsPerSecond);
+            cpuRatios.push(cpuPerRequest(withKeys) / cpuPerRequest(without));
+            console.log(`${''.padEnd(30)} round ${round}: ${fmt(requestRatios.at(-1)!, 3)}× the req/s, ${fmt(cpuRatios.at(-1)!, 3)}× the server CPU a request of the same requests with the key ignored`);
+          }
+          keyCost.set(processes, { requests: median(requestRatios), cpu: median(cpuRatios), rounds: requestRatios.length });
+          console.log(
+            `${''.padEnd(30)} cost of keys, median of ${requestRatios.length}: ${fmt(median(requestRatios), 3)}× the req/s, ${fmt(median(cpuRatios), 3)}× the server CPU a request ` +
+              `(cost goal ≤ 10 %: ${met(median(requestRatios) >= 0.9 && median(cpuRatios) <= 1.1)})`,
+          );
           const memory = await rememberedKeyBytes(redis, prefix, keyed.id);
-          console.log(`${''.padEnd(30)} remembered keys: ${fmt(memory.keys)} in ${memory.sets} hourly set(s), ${fmt(memory.bytes / Math.max(memory.keys, 1), 1)} bytes per key (MEMORY USAGE; goal ≤ 64)`);
+          console.log(`${''.padEnd(30)} remembered keys this hour: ${fmt(memory.keys)}, ${fmt(memory.bytes / Math.max(memory.keys, 1), 1)} bytes per key (MEMORY USAGE; goal ≤ 64)`);
         }
         if (settings.only.has('batch')) await measure(batch, settings.batchSize, `arrays of ${settings.batchSize}`);
         stops.pop();
@@ -260,15 +310,31 @@ async function main(): Promise<void> {
 
     console.log('');
     const queued = await countQueuedRecords(redis, prefix);
-    for (const { tracker, recordsPerRequest, result, server } of runs) {
+    // A tracker loaded in several runs (the keyed rounds) is checked once, over all of them.
+    const byTracker = new Map<string, TributaryRun>();
+    for (const run of runs) {
+      const seen = byTracker.get(run.tracker.id);
+      byTracker.set(
+        run.tracker.id,
+        seen
+          ? {
+              ...seen,
+              result: { ...seen.result, total2xx: seen.result.total2xx + run.result.total2xx, non2xx: seen.result.non2xx + run.result.non2xx },
+              server: { answered: seen.server.answered + run.server.answered, records: seen.server.records + run.server.records },
+              rounds: (seen.rounds ?? 1) + 1,
+            }
+          : { ...run, rounds: 1 },
+      );
+    }
+    for (const { tracker, recordsPerRequest, result, server, rounds } of byTracker.values()) {
       const stored = queued.records.get(tracker.id) ?? 0;
       const jobs = queued.jobsByTracker.get(tracker.id) ?? 0;
       const cut = server.answered - result.total2xx;
       // autocannon drops its sockets when the time is up: answers still on the way are stored but never read.
-      const pass = stored === server.answered * recordsPerRequest && stored === server.records && cut >= 0 && cut <= settings.connections && result.non2xx === 0;
+      const pass = stored === server.answered * recordsPerRequest && stored === server.records && cut >= 0 && cut <= settings.connections * (rounds ?? 1) && result.non2xx === 0;
       ok &&= pass;
       console.log(
-        `durability ${tracker.id}: ${fmt(server.answered)} 2xx answered × ${recordsPerRequest} = ${fmt(server.answered * recordsPerRequest)} records ` +
+        `durability ${tracker.id}${(rounds ?? 1) > 1 ? ` (${rounds} runs)` : ''}: ${fmt(server.answered)} 2xx answered × ${recordsPerRequest} = ${fmt(server.answered * recordsPerRequest)} records ` +
           `(the server counted ${fmt(server.records)} stored); ${fmt(stored)} records in the BullMQ ingest queue → ${pass ? 'OK' : 'MISMATCH'}` +
           ` (clients read ${fmt(result.total2xx)} of those 2xx; ${cut} were in flight when the load stopped; ${fmt(jobs)} jobs, ${fmt(stored / Math.max(jobs, 1), 1)} records per job)`,
       );
@@ -278,8 +344,8 @@ async function main(): Promise<void> {
     console.log(`summary${baseline ? ` (baseline ${fmt(baseline.requestsPerSecond)} req/s, p99 ${fmt(baseline.p99)} ms)` : ''}:`);
     if (floor) console.log(`  floor (Koa + router, 202, no work): ${fmt(floor.requestsPerSecond)} req/s, p99 ${fmt(floor.p99)} ms${baseline ? `, ratio ${fmt(floor.requestsPerSecond / baseline.requestsPerSecond, 3)}×` : ''}${floorBatch ? `; arrays of ${settings.batchSize}: ${fmt(floorBatch.requestsPerSecond * settings.batchSize)} records/s` : ''}`);
     for (const processes of settings.processes) {
-      const single = runs.find((r) => r.processes === processes && r.recordsPerRequest === 1 && !r.keyed)?.result;
-      const withKeys = runs.find((r) => r.processes === processes && r.keyed)?.result;
+      const single = runs.find((r) => r.processes === processes && r.recordsPerRequest === 1 && !r.keyHeader)?.result;
+      const withKeys = keyCost.get(processes);
       const batch = runs.find((r) => r.processes === processes && r.recordsPerRequest > 1)?.result;
       const parts: string[] = [];
       if (single) {
@@ -287,7 +353,7 @@ async function main(): Promise<void> {
         if (baseline) parts.push(`${fmt(single.requestsPerSecond / baseline.requestsPerSecond, 3)}× the baseline`);
         if (floor) parts.push(`${fmt(single.requestsPerSecond / floor.requestsPerSecond, 3)}× the Koa floor ${floorVerdict(single.requestsPerSecond / floor.requestsPerSecond, single.p99)}`);
       }
-      if (withKeys) parts.push(`with Idempotency-Key ${fmt(withKeys.requestsPerSecond)} req/s${single ? ` (${fmt(withKeys.requestsPerSecond / single.requestsPerSecond, 3)}× of without)` : ''}`);
+      if (withKeys) parts.push(`with Idempotency-Key ${fmt(withKeys.requests, 3)}× the req/s and ${fmt(withKeys.cpu, 3)}× the server CPU a request of without (median of ${withKeys.rounds})`);
       if (batch) parts.push(`arrays of ${settings.batchSize}: ${fmt(batch.requestsPerSecond * settings.batchSize)} records/s${floorBatch ? ` (${fmt(batch.requestsPerSecond / floorBatch.requestsPerSecond, 3)}× the floor's)` : ''}`);
       const busiest = Math.max(...[baseline, single, batch].filter((r): r is RunFigures => r !== undefined).map(busyCores));
       parts.push(`other processes ≤ ${fmt(busiest, 2)} cores${busiest > 0.2 ? ' ⚠ busy: compare with care' : ''}`);

@@ -8,6 +8,9 @@ export const BUCKET_MS = 3_600_000;
 /** A duplicate list outlives the longest window by a day, so a router that lags behind still finds it. */
 export const DUPLICATES_TTL_MS = (MAX_DEDUP_WINDOW_HOURS + 24) * BUCKET_MS;
 
+/** Bytes of a marker. */
+export const MEMBER_BYTES = 12;
+
 /**
  * What a client-keyed record is remembered by: 12 bytes of SHA-256 over its level and `_id`. As a
  * set member that is one 16-byte allocation, whatever the key's length (up to 128 characters);
@@ -15,7 +18,7 @@ export const DUPLICATES_TTL_MS = (MAX_DEDUP_WINDOW_HOURS + 24) * BUCKET_MS;
  */
 export function dedupMember(kind: RecordKind, id: string): Buffer {
   // One-shot hash: half the cost of a Hash object per record.
-  return hash('sha256', `${kind}\n${id}`, 'buffer').subarray(0, 12);
+  return hash('sha256', `${kind}\n${id}`, 'buffer').subarray(0, MEMBER_BYTES);
 }
 
 /** A tracker partition's markers of one hour, under the prefix of the partition's shard. Partition 0 keeps the historical name. */
@@ -40,25 +43,51 @@ export function bucketExpiresAt(windowHours: number, nowMs: number): number {
 }
 
 /**
+ * DEDUP_SCRIPT's ARGV for a job: when the current hour's set expires (ms since the epoch), how long
+ * the duplicates list lives, the keyed records' markers as one string of MEMBER_BYTES each, and
+ * their indices in the job, comma-separated, or '' when every record of the job is keyed. Two
+ * arguments for the markers rather than two per record: each argument costs its framing, and the
+ * client's and Redis's handling of it, on every write.
+ */
+export function dedupArgs(expiresAtMs: number, duplicatesTtlMs: number, members: readonly Buffer[], indices: readonly number[]): Array<string | Buffer> {
+  const everyRecord = indices.every((index, i) => index === i);
+  return [String(expiresAtMs), String(duplicatesTtlMs), Buffer.concat(members as Buffer[]), everyRecord ? '' : indices.join(',')];
+}
+
+/**
  * Marks a job's client-keyed records as seen and names the ones seen before. Runs in the same
  * script as the job's BullMQ add (src/ingest/keyed-add.ts), so a marker never exists without its record nor a record without
  * its marker. KEYS: duplicates list, current hour's set, older hours' sets (newest first).
- * ARGV: when the current set expires (ms since the epoch), how long the duplicates list lives, then
- * per keyed record its index in the job and its member. A key repeated within the call is a
- * duplicate from its second occurrence. Returns, per keyed record, 1 for a duplicate and 0 for a
- * first sighting; the duplicates' job indices are stored comma-separated in KEYS[1].
+ * ARGV: see dedupArgs. A key repeated within the call is a duplicate from its second occurrence.
+ * Returns, per keyed record, 1 for a duplicate and 0 for a first sighting; the duplicates' job
+ * indices are stored comma-separated in KEYS[1].
+ *
+ * The older hours are looked into only when one of them exists (one EXISTS for all), and then
+ * each without asking first whether it exists (SMISMEMBER finds nothing in a missing set): each
+ * call of Redis from Lua has a cost of its own, and a window of 24 hours names 24 older hours.
  */
 export const DEDUP_SCRIPT = `
-local n = (#ARGV - 2) / 2
-local members = {}
-for i = 1, n do members[i] = ARGV[2 + 2 * i] end
+local W = ${MEMBER_BYTES}
+local blob = ARGV[3]
+local n = #blob / W
+local members, index = {}, {}
+for i = 1, n do members[i] = string.sub(blob, (i - 1) * W + 1, i * W) end
+if ARGV[4] == '' then
+  for i = 1, n do index[i] = tostring(i - 1) end
+else
+  for s in string.gmatch(ARGV[4], '%d+') do index[#index + 1] = s end
+end
 local seen = {}
-for k = 2, #KEYS do
-  if redis.call('EXISTS', KEYS[k]) == 1 then
-    local hits = redis.call('SMISMEMBER', KEYS[k], unpack(members))
-    for i = 1, n do
-      if hits[i] == 1 then seen[i] = true end
-    end
+local function lookIn(key)
+  local hits = redis.call('SMISMEMBER', key, unpack(members))
+  for i = 1, n do
+    if hits[i] == 1 then seen[i] = true end
+  end
+end
+if n > 0 then
+  lookIn(KEYS[2])
+  if #KEYS > 2 and redis.call('EXISTS', unpack(KEYS, 3)) > 0 then
+    for k = 3, #KEYS do lookIn(KEYS[k]) end
   end
 end
 local out, fresh, dupes, now = {}, {}, {}, {}
@@ -66,7 +95,7 @@ for i = 1, n do
   local m = members[i]
   if seen[i] or now[m] then
     out[i] = 1
-    dupes[#dupes + 1] = ARGV[1 + 2 * i]
+    dupes[#dupes + 1] = index[i]
   else
     out[i] = 0
     now[m] = true

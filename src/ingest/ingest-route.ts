@@ -123,7 +123,8 @@ export async function ingest(ctx: Context, kind: RecordKind, deps: IngestDeps): 
   let bigInts = false;
   const results: RecordResult[] = payload.items.map((item, i) => {
     if ('error' in item) return item;
-    const outcome = normalizeRecord({ kind, raw: item.fields, id: uuidv7(), idempotencyKey: headerKeys?.[i], invalidUnicode: tracker.invalidUnicode, receivedAt, timeZone: tracker.timeZone, limits, context });
+    // A record keyed by the header never keeps a generated id: none is made for it.
+    const outcome = normalizeRecord({ kind, raw: item.fields, id: headerKeys?.[i] ?? uuidv7(), idempotencyKey: headerKeys?.[i], invalidUnicode: tracker.invalidUnicode, receivedAt, timeZone: tracker.timeZone, limits, context });
     if (!outcome.ok) return { error: outcome.error };
     if (privacy) applyPrivacy(outcome.record, privacy);
     bigInts ||= outcome.bigInts;

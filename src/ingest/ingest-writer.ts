@@ -4,7 +4,7 @@ import { ApiError } from '../core/errors';
 import { isOutOfMemoryError } from '../core/redis/out-of-memory';
 import type { MemoryBudget } from '../core/redis/memory-budget';
 import type { TrackedRecord } from '../core/records/types';
-import { bucketExpiresAt, dedupKeys, DUPLICATES_TTL_MS } from './dedup';
+import { bucketExpiresAt, dedupArgs, dedupKeys, DUPLICATES_TTL_MS } from './dedup';
 import { KeyedAdd } from './keyed-add';
 import { partitionOf, type Keyspace } from '../core/redis/keyspace';
 import { waitForReplicas, type RedisClient } from '../core/redis/cluster';
@@ -57,8 +57,9 @@ interface JobGroup {
   shard: number;
   records: TrackedRecord[];
   bigInts: boolean;
-  /** Per keyed record, its index in the job and its marker (DEDUP_SCRIPT's ARGV). */
-  args: Array<string | Buffer>;
+  /** Per keyed record, its marker and its index in the job (see dedupArgs). */
+  members: Buffer[];
+  indices: number[];
   keyed: Array<{ entry: Pending; index: number }>;
   windowHours: number;
 }
@@ -216,7 +217,7 @@ export class IngestWriter {
     const groupOf = (trackerId: string, partition: number): JobGroup => {
       const name = partition === 0 ? trackerId : `${trackerId}/${partition}`;
       let g = groups.get(name);
-      if (!g) groups.set(name, (g = { trackerId, partition, shard: this.keyspace.shardOf({ trackerId, partition }), records: [], bigInts: false, args: [], keyed: [], windowHours: 0 }));
+      if (!g) groups.set(name, (g = { trackerId, partition, shard: this.keyspace.shardOf({ trackerId, partition }), records: [], bigInts: false, members: [], indices: [], keyed: [], windowHours: 0 }));
       return g;
     };
     for (const p of batch) {
@@ -233,7 +234,8 @@ export class IngestWriter {
         if (p.dedup) g.windowHours = Math.max(g.windowHours, p.dedup.windowHours);
         const member = p.dedup?.members[i];
         if (member) {
-          g.args.push(String(g.records.length), member);
+          g.members.push(member);
+          g.indices.push(g.records.length);
           g.keyed.push({ entry: p, index: i });
         }
         g.records.push(record);
@@ -271,7 +273,7 @@ export class IngestWriter {
     const token = randomUUID();
     const prefix = this.keyspace.shardPrefix(g.shard);
     const keys = dedupKeys(prefix, g.trackerId, token, g.windowHours, now, g.partition);
-    const flags = await this.keyedAdds[g.shard]!.add(ingestJobData(g.trackerId, g.records, g.bigInts, token, g.partition), keys, [String(bucketExpiresAt(g.windowHours, now)), String(DUPLICATES_TTL_MS), ...g.args]);
+    const flags = await this.keyedAdds[g.shard]!.add(ingestJobData(g.trackerId, g.records, g.bigInts, token, g.partition), keys, dedupArgs(bucketExpiresAt(g.windowHours, now), DUPLICATES_TTL_MS, g.members, g.indices));
     g.keyed.forEach(({ entry, index }, k) => {
       entry.duplicates ??= entry.records.map(() => false);
       entry.duplicates[index] = flags[k] === 1;

@@ -2,7 +2,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { duplicatesKey, INGEST_QUEUE, type IngestJobData } from '../../jobs/ingest-job';
 import type { TrackedRecord } from '../../src/core/records/types';
-import { dedupMember } from '../../src/ingest/dedup';
+import { BUCKET_MS, dedupMember, seenBucketKey } from '../../src/ingest/dedup';
 import { IngestWriter } from '../../src/ingest/ingest-writer';
 import { Keyspace } from '../../src/core/redis/keyspace';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
@@ -88,4 +88,24 @@ test('keyed and unkeyed trackers in one flush: each gets its own job, the keyed 
   expect(db).toBeUndefined();
   expect(await queue.count()).toBe(before + 2);
   expect(await redis.keys(`${prefix}:seen:t3:*`)).toEqual([]);
+});
+
+test('a key remembered in an older hour of the window is a duplicate; one older than the window is not', async () => {
+  const hour = Math.floor(Date.now() / BUCKET_MS);
+  await redis.sadd(seenBucketKey(prefix, 't4', hour - 3), dedupMember('event', 'old-1'));
+  await redis.sadd(seenBucketKey(prefix, 't4', hour - 30), dedupMember('event', 'older-1'));
+  const records = [event('new-1'), event('old-1'), event('older-1')];
+  expect(await writer.write({ trackerId: 't4', partitions: 1 }, records, keyed(records))).toEqual([false, true, false]);
+  const jobs = (await queue.getJobs(['wait'])).filter((j) => j.data.trackerId === 't4');
+  expect(await redis.get(duplicatesKey(prefix, jobs[0]!.data.dedup!))).toBe('1');
+});
+
+test('keyed records among unkeyed ones: the duplicates are listed by their index in the job', async () => {
+  const first = [event('mix-1')];
+  await writer.write({ trackerId: 't5', partitions: 1 }, first, keyed(first));
+  const records = [event('plain-a'), event('mix-2'), event('plain-b'), event('mix-1')];
+  const members = [undefined, dedupMember('event', 'mix-2'), undefined, dedupMember('event', 'mix-1')];
+  expect(await writer.write({ trackerId: 't5', partitions: 1 }, records, { windowHours: 24, members })).toEqual([false, false, false, true]);
+  const job = (await queue.getJobs(['wait'])).find((j) => j.data.records[0]!.id === 'plain-a')!;
+  expect(await redis.get(duplicatesKey(prefix, job.data.dedup!))).toBe('3');
 });

@@ -9,7 +9,7 @@ import { freePort } from '../../../src/core/redis/embedded-redis';
 import { Keyspace } from '../../../src/core/redis/keyspace';
 import { DEFAULT_MEMORY_BUDGET, MemoryBudget } from '../../../src/core/redis/memory-budget';
 import type { RedisRole } from '../../../src/core/redis/redis';
-import { bucketExpiresAt, dedupKeys, dedupMember, DUPLICATES_TTL_MS } from '../../../src/ingest/dedup';
+import { bucketExpiresAt, dedupArgs, dedupKeys, dedupMember, DUPLICATES_TTL_MS } from '../../../src/ingest/dedup';
 import { KeyedAdd } from '../../../src/ingest/keyed-add';
 import { OwnRedisCluster } from '../../helpers/redis-cluster';
 import { TEST_REDIS_URL } from '../../helpers/redis';
@@ -235,11 +235,11 @@ describe('BullMQ on a cluster, with a hash-tagged prefix', () => {
     const keyed = new KeyedAdd(queue);
     const now = Date.now();
     const add = (token: string, ids: string[]) =>
-      keyed.add(ingestJobData('tracker-1', ids.map(event), false, token), dedupKeys(prefix, 'tracker-1', token, 1, now), [
-        String(bucketExpiresAt(1, now)),
-        String(DUPLICATES_TTL_MS),
-        ...ids.flatMap((id, i) => [String(i), dedupMember('event', id)]),
-      ]);
+      keyed.add(
+        ingestJobData('tracker-1', ids.map(event), false, token),
+        dedupKeys(prefix, 'tracker-1', token, 1, now),
+        dedupArgs(bucketExpiresAt(1, now), DUPLICATES_TTL_MS, ids.map((id) => dedupMember('event', id)), ids.map((_, i) => i)),
+      );
     try {
       expect(await add('token-a', ['k-1', 'k-2'])).toEqual([0, 0]);
       expect(await add('token-b', ['k-2', 'k-3'])).toEqual([1, 0]);
@@ -258,7 +258,7 @@ describe('BullMQ on a cluster, with a hash-tagged prefix', () => {
     const now = Date.now();
     try {
       const outside = dedupKeys('{t:3}', 'tracker-1', 'token-c', 1, now);
-      await expect(keyed.add(ingestJobData('tracker-1', [event('x')], false, 'token-c'), outside, [String(bucketExpiresAt(1, now)), String(DUPLICATES_TTL_MS), '0', dedupMember('event', 'x')])).rejects.toThrow(/CROSSSLOT/);
+      await expect(keyed.add(ingestJobData('tracker-1', [event('x')], false, 'token-c'), outside, dedupArgs(bucketExpiresAt(1, now), DUPLICATES_TTL_MS, [dedupMember('event', 'x')], [0]))).rejects.toThrow(/CROSSSLOT/);
       expect(await queue.getJobCounts('wait')).toEqual({ wait: 0 });
     } finally {
       await queue.close();
