@@ -4,7 +4,7 @@ import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { generateToken } from '../src/core/trackers/tokens';
-import { BUCKET_MS, MEMBER_BYTES, seenBucketKey } from '../src/ingest/dedup';
+import { BUCKET_HOURS, bucketStartHour, MEMBER_BYTES, seenBucketKey } from '../src/ingest/dedup';
 import { ask, buildChildren, forkChild, nextMessage, stopChild, type Message } from './child';
 import type { LoadPlan, LoadResult } from './load-generator';
 import { machineCpuSeconds, processCpuSeconds, redisCpuSeconds } from './proc-stats';
@@ -20,8 +20,8 @@ import { startTributary, type BenchTracker, type ServerCounts } from './tributar
  * server (`src/boot/server.ts api`) once per API_PROCESSES value, each loaded by autocannon in a
  * process of its own with ~300-byte events; then, in alternated rounds (`--keyed-rounds`, default 3),
  * the same requests each with a key of its own, once under a header the server ignores and once as
- * `Idempotency-Key` (deduplicated, with 24 earlier hours of the window holding markers, so that each
- * write looks into all of them as a day-old tracker's does): the median ratio of the pairs is the
+ * `Idempotency-Key` (deduplicated, with the 24 earlier hours of the window holding markers, so that
+ * each write looks into all of their sets as a day-old tracker's does): the median ratio of the pairs is the
  * cost of keys, and Redis bytes per remembered key are read after; then arrays of events. The floor is loaded with single events and with arrays, and Tributary's ratios
  * to it are printed beside the goals. (autocannon's fixed-rate mode sends each connection's share
  * in bursts, which puts even the floor's p99 above 100 ms: latency is read at saturation, where the
@@ -132,26 +132,26 @@ function report(label: string, r: RunFigures, recordsPerRequest: number): void {
   );
 }
 
-/** Markers put in each earlier hour of the keyed tracker's window before its runs. */
-const EARLIER_MARKERS = 1000;
+/** Markers put in each earlier set of the keyed tracker's window before its runs. */
+const EARLIER_MARKERS = 4000;
 
 /**
- * Fills the 24 hours of a keyed tracker's window before the current one with markers, as a tracker
+ * Fills the 24 hours of a keyed tracker's window before the current set with markers, as a tracker
  * that has taken keyed traffic for a day has them: each keyed write then looks into every one of
- * those hours, which a fresh tracker's writes would skip.
+ * those sets, which a fresh tracker's writes would skip.
  */
 async function fillEarlierHours(redis: Redis, prefix: string, trackerId: string): Promise<void> {
-  const hour = Math.floor(Date.now() / BUCKET_MS);
-  for (let h = hour - 24; h < hour; h++) {
+  const current = bucketStartHour(Date.now());
+  for (let h = current - 24; h < current; h += BUCKET_HOURS) {
     const key = seenBucketKey(prefix, trackerId, h);
     await redis.sadd(key, ...Array.from({ length: EARLIER_MARKERS }, () => randomBytes(MEMBER_BYTES)));
     await redis.pexpire(key, 3_600_000);
   }
 }
 
-/** Keys remembered for a tracker's deduplication in the current hour, and the Redis memory of that hour's set. */
+/** Keys remembered for a tracker's deduplication in the current set, and the Redis memory of that set. */
 async function rememberedKeyBytes(redis: Redis, prefix: string, trackerId: string): Promise<{ keys: number; sets: number; bytes: number }> {
-  const sets = await redis.keys(seenBucketKey(prefix, trackerId, Math.floor(Date.now() / BUCKET_MS)));
+  const sets = await redis.keys(seenBucketKey(prefix, trackerId, bucketStartHour(Date.now())));
   let keys = 0;
   let bytes = 0;
   for (const set of sets) {
@@ -294,7 +294,7 @@ async function main(): Promise<void> {
               `(cost goal ≤ 10 %: ${met(median(requestRatios) >= 0.9 && median(cpuRatios) <= 1.1)})`,
           );
           const memory = await rememberedKeyBytes(redis, prefix, keyed.id);
-          console.log(`${''.padEnd(30)} remembered keys this hour: ${fmt(memory.keys)}, ${fmt(memory.bytes / Math.max(memory.keys, 1), 1)} bytes per key (MEMORY USAGE; goal ≤ 64)`);
+          console.log(`${''.padEnd(30)} remembered keys in the current set: ${fmt(memory.keys)}, ${fmt(memory.bytes / Math.max(memory.keys, 1), 1)} bytes per key (MEMORY USAGE; goal ≤ 64)`);
         }
         if (settings.only.has('batch')) await measure(batch, settings.batchSize, `arrays of ${settings.batchSize}`);
         stops.pop();

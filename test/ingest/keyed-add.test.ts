@@ -2,7 +2,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { duplicatesKey, INGEST_QUEUE, type IngestJobData } from '../../jobs/ingest-job';
 import type { TrackedRecord } from '../../src/core/records/types';
-import { BUCKET_MS, dedupMember, seenBucketKey } from '../../src/ingest/dedup';
+import { BUCKET_HOURS, bucketStartHour, dedupMember, seenBucketKey } from '../../src/ingest/dedup';
 import { IngestWriter } from '../../src/ingest/ingest-writer';
 import { Keyspace } from '../../src/core/redis/keyspace';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
@@ -90,10 +90,11 @@ test('keyed and unkeyed trackers in one flush: each gets its own job, the keyed 
   expect(await redis.keys(`${prefix}:seen:t3:*`)).toEqual([]);
 });
 
-test('a key remembered in an older hour of the window is a duplicate; one older than the window is not', async () => {
-  const hour = Math.floor(Date.now() / BUCKET_MS);
-  await redis.sadd(seenBucketKey(prefix, 't4', hour - 3), dedupMember('event', 'old-1'));
-  await redis.sadd(seenBucketKey(prefix, 't4', hour - 30), dedupMember('event', 'older-1'));
+test('a key remembered in an older set of the window is a duplicate; one older than the window is not', async () => {
+  const current = bucketStartHour(Date.now());
+  // Within the 24 hours for certain, and past them for certain, wherever in its 4 hours the test runs.
+  await redis.sadd(seenBucketKey(prefix, 't4', current - BUCKET_HOURS * 3), dedupMember('event', 'old-1'));
+  await redis.sadd(seenBucketKey(prefix, 't4', current - BUCKET_HOURS * 8), dedupMember('event', 'older-1'));
   const records = [event('new-1'), event('old-1'), event('older-1')];
   expect(await writer.write({ trackerId: 't4', partitions: 1 }, records, keyed(records))).toEqual([false, true, false]);
   const jobs = (await queue.getJobs(['wait'])).filter((j) => j.data.trackerId === 't4');
