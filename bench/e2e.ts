@@ -24,6 +24,7 @@ import type { TrackedRecord } from '../src/core/records/types';
 import { TrackerStore } from '../src/core/trackers/store';
 import { generateToken } from '../src/core/trackers/tokens';
 import { TrackerSchema } from '../src/core/trackers/types';
+import { serverNodeFlags } from './child';
 import { makeEvents } from './events';
 
 const N = Number(process.env.BENCH_EVENTS ?? 200_000);
@@ -103,7 +104,7 @@ async function main(): Promise<void> {
   const memoryBefore = await usedMemory();
 
   const port = 18_000 + Math.floor(Math.random() * 2000);
-  const server = spawn(process.execPath, [path.join(ROOT, 'dist', 'src', 'boot', 'server.js'), 'all'], {
+  const server = spawn(process.execPath, [...serverNodeFlags('all'), path.join(ROOT, 'dist', 'src', 'boot', 'server.js'), 'all'], {
     cwd: ROOT,
     env: { ...process.env, REDIS_URL, REDIS_PREFIX: prefix, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', DELIVERY_DISCOVER_INTERVAL_MS: '200' },
     stdio: ['ignore', 'ignore', 'inherit'],

@@ -12,7 +12,7 @@ import { TrackerStore } from '../src/core/trackers/store';
 import { generateToken } from '../src/core/trackers/tokens';
 import { TrackerSchema, type Tracker } from '../src/core/trackers/types';
 import { OwnRedisCluster } from '../test/helpers/redis-cluster';
-import { ask, buildChildren, compiledPath, forkChild, nextMessage, stopChild, type Message } from './child';
+import { ask, buildChildren, compiledPath, forkChild, nextMessage, serverNodeFlags, stopChild, type Message } from './child';
 import type { LoadPlan, LoadResult } from './load-generator';
 import { processCpuSeconds, redisCpuSeconds } from './proc-stats';
 import { poll } from './tributary-server';
@@ -113,7 +113,7 @@ async function startClusterRedis(): Promise<RedisUnderTest> {
 const WORKER_NODE_ARGS = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
 function startServer(role: 'api' | 'worker', env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, [...(role === 'worker' ? WORKER_NODE_ARGS : []), compiledPath('src/boot/server.ts'), role], { env: { ...process.env, LOG_LEVEL: 'warn', TRIBUTARY_CONFIG: '', PUBLIC_URL: '', ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  return spawn(process.execPath, [...serverNodeFlags(role), ...(role === 'worker' ? WORKER_NODE_ARGS : []), compiledPath('src/boot/server.ts'), role], { env: { ...process.env, LOG_LEVEL: 'warn', TRIBUTARY_CONFIG: '', PUBLIC_URL: '', ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 interface Figures {

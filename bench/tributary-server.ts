@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis';
 import { freePort } from '../src/core/redis/embedded-redis';
 import { TrackerStore } from '../src/core/trackers/store';
 import { TrackerSchema } from '../src/core/trackers/types';
-import { compiledPath, stopChild } from './child';
+import { compiledPath, serverNodeFlags, stopChild } from './child';
 
 /** A tracker the benchmark creates in the store before the load starts. */
 export interface BenchTracker {
@@ -79,7 +79,7 @@ export async function startTributary(options: { redis: Redis; redisUrl: string; 
   }
   const port = await freePort();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'bench-ingest-'));
-  const child: ChildProcess = spawn(process.execPath, [...options.nodeArgs, compiledPath('src/boot/server.ts'), 'api'], {
+  const child: ChildProcess = spawn(process.execPath, [...serverNodeFlags('api'), ...options.nodeArgs, compiledPath('src/boot/server.ts'), 'api'], {
     env: {
       ...process.env,
       LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',

@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto';
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
+import { generateToken } from '../src/core/trackers/tokens';
+import { ask, buildChildren, forkChild, nextMessage, stopChild, type Message } from './child';
+import type { LoadResult } from './load-generator';
+import { processCpuSeconds } from './proc-stats';
+import { deletePrefix } from './queue-records';
+import { startTributary, type TributaryServer } from './tributary-server';
+
+/**
+ * `npm run bench:ab -- --b=--max-semi-space-size=64 [--a=FLAGS] [--records 1] [--rounds 10] [--seconds 2]`
+ * (flags after `=`, quoted when several: `--b='--flag-one --flag-two'`)
+ *
+ * Two API servers at once (`start:api`'s flags, then `--a`'s or `--b`'s node flags), each under a
+ * Redis prefix of its own, loaded in turn by the same load generator for `--seconds` at a time,
+ * `--rounds` pairs, the order alternating. On a VM whose speed drifts by a fifth over tens of
+ * seconds, runs of 10 s one after the other measured the drift more than the change; short runs
+ * side by side see the same machine. Prints each pair and the median ratio B/A of requests a
+ * second and of server CPU a request. `--records 100` sends arrays of 100 events.
+ */
+const { values: args } = parseArgs({
+  options: { a: { type: 'string' }, b: { type: 'string' }, records: { type: 'string' }, rounds: { type: 'string' }, seconds: { type: 'string' } },
+});
+const flags = (raw: string | undefined) => (raw ?? '').split(' ').filter(Boolean);
+const settings = {
+  a: flags(args.a),
+  b: flags(args.b),
+  records: Number(args.records ?? 1),
+  rounds: Number(args.rounds ?? 10),
+  seconds: Number(args.seconds ?? 2),
+};
+
+interface Sample {
+  requestsPerSecond: number;
+  cpuPerRequest: number;
+  p99: number;
+}
+
+const median = (values: number[]) => [...values].sort((x, y) => x - y)[values.length >> 1]!;
+
+async function main(): Promise<void> {
+  const redis = new Redis('redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
+  const prefixes = [`bench-ab-a-${randomUUID().slice(0, 8)}`, `bench-ab-b-${randomUUID().slice(0, 8)}`] as const;
+  const servers: TributaryServer[] = [];
+  buildChildren();
+  const loader = forkChild('load-generator.ts');
+  try {
+    await nextMessage(loader, 'ready');
+    const trackers = [{ id: 'ab', token: generateToken() }, { id: 'ab', token: generateToken() }] as const;
+    for (const [i, nodeArgs] of [settings.a, settings.b].entries()) {
+      servers.push(await startTributary({ redis, redisUrl: 'redis://127.0.0.1:6379', prefix: prefixes[i]!, trackers: [trackers[i]!], processes: 1, nodeArgs }));
+    }
+    const run = async (i: 0 | 1, seconds: number): Promise<Sample> => {
+      const server = servers[i]!;
+      const cpu0 = processCpuSeconds(server.pids[0]!);
+      const plan = { url: `http://127.0.0.1:${server.port}`, path: '/v3/event', connections: 50, duration: seconds, recordsPerRequest: settings.records, seed: 1, authorization: `Tracker ${trackers[i]!.token}` };
+      const { result } = await ask<Message & { result: LoadResult }>(loader, { type: 'run', plan: plan as unknown as Message[string] }, 'result', (seconds + 60) * 1000);
+      return { requestsPerSecond: result.requestsPerSecond, cpuPerRequest: (processCpuSeconds(server.pids[0]!) - cpu0) / Math.max(result.responses, 1), p99: result.p99 };
+    };
+    console.log(`# bench:ab  ${new Date().toISOString()}  ${os.cpus().length} × ${os.cpus()[0]?.model ?? '?'}; node ${process.version}`);
+    console.log(`A: start:api ${settings.a.join(' ')}\nB: start:api ${settings.b.join(' ')}\n${settings.records === 1 ? 'single events' : `arrays of ${settings.records}`}, 50 connections, ${settings.rounds} pairs of ${settings.seconds} s\n`);
+    await run(0, 3);
+    await run(1, 3);
+    const requestRatios: number[] = [];
+    const cpuRatios: number[] = [];
+    const show = (s: Sample) => `${s.requestsPerSecond.toFixed(0).padStart(6)} req/s ${(s.cpuPerRequest * 1e6).toFixed(0).padStart(5)} µs/req p99 ${String(s.p99).padStart(3)} ms`;
+    for (let round = 1; round <= settings.rounds; round++) {
+      // Alternating which goes first keeps a drift within a pair out of the median.
+      let a: Sample, b: Sample;
+      if (round % 2) {
+        a = await run(0, settings.seconds);
+        b = await run(1, settings.seconds);
+      } else {
+        b = await run(1, settings.seconds);
+        a = await run(0, settings.seconds);
+      }
+      requestRatios.push(b.requestsPerSecond / a.requestsPerSecond);
+      cpuRatios.push(b.cpuPerRequest / a.cpuPerRequest);
+      console.log(`pair ${String(round).padStart(2)}: A ${show(a)} | B ${show(b)} | B/A ${requestRatios.at(-1)!.toFixed(3)}`);
+    }
+    console.log(`\nmedian B/A: ${median(requestRatios).toFixed(3)}× the requests a second, ${median(cpuRatios).toFixed(3)}× the server CPU a request`);
+  } finally {
+    for (const server of servers) await server.stop().catch(() => undefined);
+    loader.send({ type: 'stop' });
+    await stopChild(loader, 5_000);
+    for (const prefix of prefixes) await deletePrefix(redis, prefix).catch(() => undefined);
+    redis.disconnect();
+  }
+}
+
+void main();
