@@ -13,16 +13,18 @@ import { startTributary, type BenchTracker, type ServerCounts } from './tributar
 
 /**
  * `npm run bench:ingest [-- --duration 10 --warmup 3 --connections 50 --batch-size 100
- *  --processes 1,2 --only baseline,floor,single,keyed,batch --keyed-rounds 3 --cpu-prof DIR]`, or the `BENCH_*` variables below.
+ *  --processes 1,2 --only baseline,floor,single,keyed,batch --keyed-rounds 10 --keyed-seconds 2 --cpu-prof DIR]`, or the `BENCH_*` variables below.
  *
  * In one run: a bare node:http server that parses JSON and answers 204; the floor of the fixed
  * shape (Koa and @koa/router answering the contract's 202, doing nothing else); then Tributary's real
  * server (`src/boot/server.ts api`) once per API_PROCESSES value, each loaded by autocannon in a
- * process of its own with ~300-byte events; then, in alternated rounds (`--keyed-rounds`, default 3),
- * the same requests each with a key of its own, once under a header the server ignores and once as
- * `Idempotency-Key` (deduplicated, with the 24 earlier hours of the window holding markers, so that
- * each write looks into all of their sets as a day-old tracker's does): the median ratio of the pairs is the
- * cost of keys, and Redis bytes per remembered key are read after; then arrays of events. The floor is loaded with single events and with arrays, and Tributary's ratios
+ * process of its own with ~300-byte events; then, in pairs of short runs whose order alternates
+ * (`--keyed-rounds`, default 10, of `--keyed-seconds`, default 2), the same requests each with a
+ * key of its own, once under a header the server ignores and once as `Idempotency-Key`
+ * (deduplicated, with the 24 earlier hours of the window holding markers, so that each write looks
+ * into all of their sets as a day-old tracker's does): the median ratio of the pairs is the cost
+ * of keys, and Redis bytes per remembered key are read after; then arrays of events. The floor is
+ * loaded with single events and with arrays, and Tributary's ratios
  * to it are printed beside the goals. (autocannon's fixed-rate mode sends each connection's share
  * in bursts, which puts even the floor's p99 above 100 ms: latency is read at saturation, where the
  * floor's own p99 says what the machine allows.) Afterwards every 2xx is
@@ -39,6 +41,7 @@ const { values: args } = parseArgs({
     only: { type: 'string' },
     'cpu-prof': { type: 'string' },
     'keyed-rounds': { type: 'string' },
+    'keyed-seconds': { type: 'string' },
   },
 });
 
@@ -70,8 +73,10 @@ const settings = {
   only: new Set((args.only ?? process.env.BENCH_ONLY ?? 'baseline,floor,single,keyed,batch').split(',')),
   /** Extra node flags for the Tributary server processes, space-separated (e.g. `--max-semi-space-size=64`). Default none. */
   serverNodeArgs: (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
-  /** Pairs of control and keyed runs, alternated: their median ratio is the cost of keys. Default 3. */
-  keyedRounds: setting(args['keyed-rounds'], 'BENCH_KEYED_ROUNDS', 3),
+  /** Pairs of control and keyed runs, alternated: their median ratio is the cost of keys. Default 10. */
+  keyedRounds: setting(args['keyed-rounds'], 'BENCH_KEYED_ROUNDS', 10),
+  /** Seconds of each run of those pairs (the first pair only is warmed up). Default 2. */
+  keyedSeconds: setting(args['keyed-seconds'], 'BENCH_KEYED_SECONDS', 2),
   /** Directory for V8 CPU profiles of the Tributary processes (node --cpu-prof). Default none. */
   cpuProfDir: args['cpu-prof'] ?? process.env.BENCH_CPU_PROF,
   redisUrl: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
@@ -253,10 +258,12 @@ async function main(): Promise<void> {
         /** Keyed requests to build for a run of `seconds`: half as many again as the plain run sent, or 40 000 a second without one. */
         const keyedRequestsFor = (seconds: number): number => Math.ceil((runs.find((r) => r.processes === processes && !r.keyHeader && r.recordsPerRequest === 1)?.result.requestsPerSecond ?? 40_000) * seconds * 1.5);
         const keyedPlan = (seconds: number, header: string | undefined) => (header ? { requests: keyedRequestsFor(seconds), header } : undefined);
-        const measure = async (tracker: BenchTracker, recordsPerRequest: number, name: string, keyHeader?: string): Promise<RunFigures> => {
-          if (settings.warmup > 0) await load(loader, server.pids, redis, plan(server.port, '/v3/event', recordsPerRequest, settings.warmup, auth(warm), 99, keyedPlan(settings.warmup, keyHeader)));
+        const measure = async (tracker: BenchTracker, recordsPerRequest: number, name: string, keyHeader?: string, pair?: { seconds: number; warm: boolean }): Promise<RunFigures> => {
+          const warmup = pair && !pair.warm ? 0 : settings.warmup;
+          const duration = pair?.seconds ?? settings.duration;
+          if (warmup > 0) await load(loader, server.pids, redis, plan(server.port, '/v3/event', recordsPerRequest, warmup, auth(warm), 99, keyedPlan(warmup, keyHeader)));
           const before = await server.idleCounts();
-          const result = await load(loader, server.pids, redis, plan(server.port, '/v3/event', recordsPerRequest, settings.duration, auth(tracker), 1, keyedPlan(settings.duration, keyHeader)));
+          const result = await load(loader, server.pids, redis, plan(server.port, '/v3/event', recordsPerRequest, duration, auth(tracker), 1, keyedPlan(duration, keyHeader)));
           const after = await server.idleCounts();
           report(`${label} ${name}`, result, recordsPerRequest);
           runs.push({ processes, tracker, recordsPerRequest, keyHeader, result, server: { answered: after.answered - before.answered, records: after.records - before.records } });
@@ -277,13 +284,23 @@ async function main(): Promise<void> {
         if (settings.only.has('keyed')) {
           // The cost of keys, read from pairs that differ only in the header's name: the load
           // generator builds and sends the same requests, the server deduplicates one of them.
-          // Alternated rounds and their median keep a drift of the machine out of the ratio.
+          // Short runs side by side, the order alternating, and the median of the pairs keep a
+          // drift of the machine (a fifth over tens of seconds on some VMs) out of the ratio.
           await fillEarlierHours(redis, prefix, keyed.id);
           const requestRatios: number[] = [];
           const cpuRatios: number[] = [];
           for (let round = 1; round <= Math.max(1, settings.keyedRounds); round++) {
-            const without = await measure(control, 1, `POST, ${CONTROL_KEY_HEADER} #${round}`, CONTROL_KEY_HEADER);
-            const withKeys = await measure(keyed, 1, `POST, Idempotency-Key #${round}`, 'idempotency-key');
+            const pair = { seconds: settings.keyedSeconds, warm: round === 1 };
+            const runControl = () => measure(control, 1, `POST, ${CONTROL_KEY_HEADER} #${round}`, CONTROL_KEY_HEADER, pair);
+            const runKeyed = () => measure(keyed, 1, `POST, Idempotency-Key #${round}`, 'idempotency-key', pair);
+            let without: RunFigures, withKeys: RunFigures;
+            if (round % 2) {
+              without = await runControl();
+              withKeys = await runKeyed();
+            } else {
+              withKeys = await runKeyed();
+              without = await runControl();
+            }
             requestRatios.push(withKeys.requestsPerSecond / without.requestsPerSecond);
             cpuRatios.push(cpuPerRequest(withKeys) / cpuPerRequest(without));
             console.log(`${''.padEnd(30)} round ${round}: ${fmt(requestRatios.at(-1)!, 3)}× the req/s, ${fmt(cpuRatios.at(-1)!, 3)}× the server CPU a request of the same requests with the key ignored`);
