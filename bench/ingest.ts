@@ -13,13 +13,15 @@ import { startTributary, type BenchTracker, type ServerCounts } from './tributar
 
 /**
  * `npm run bench:ingest [-- --duration 10 --warmup 3 --connections 50 --batch-size 100
- *  --processes 1,2 --only baseline,floor,single,keyed,batch --keyed-rounds 10 --keyed-seconds 2 --cpu-prof DIR]`, or the `BENCH_*` variables below.
+ *  --processes 1,2 --only baseline,floor,single,keyed,batch --pairs 10 --pair-seconds 2 --cpu-prof DIR]`, or the `BENCH_*` variables below.
  *
  * In one run: a bare node:http server that parses JSON and answers 204; the floor of the fixed
  * shape (Koa and @koa/router answering the contract's 202, doing nothing else); then Tributary's real
  * server (`src/boot/server.ts api`) once per API_PROCESSES value, each loaded by autocannon in a
- * process of its own with ~300-byte events; then, in pairs of short runs whose order alternates
- * (`--keyed-rounds`, default 10, of `--keyed-seconds`, default 2), the same requests each with a
+ * process of its own with ~300-byte events, then in pairs of short runs side by side with the
+ * floor, whose order alternates (`--pairs`, default 10, of `--pair-seconds`, default 2: on a VM
+ * whose speed drifts by a fifth over tens of seconds, runs one after the other measure the drift);
+ * then, in pairs of the same kind, the same requests each with a
  * key of its own, once under a header the server ignores and once as `Idempotency-Key`
  * (deduplicated, with the 24 earlier hours of the window holding markers, so that each write looks
  * into all of their sets as a day-old tracker's does): the median ratio of the pairs is the cost
@@ -40,8 +42,8 @@ const { values: args } = parseArgs({
     processes: { type: 'string' },
     only: { type: 'string' },
     'cpu-prof': { type: 'string' },
-    'keyed-rounds': { type: 'string' },
-    'keyed-seconds': { type: 'string' },
+    pairs: { type: 'string' },
+    'pair-seconds': { type: 'string' },
   },
 });
 
@@ -73,10 +75,13 @@ const settings = {
   only: new Set((args.only ?? process.env.BENCH_ONLY ?? 'baseline,floor,single,keyed,batch').split(',')),
   /** Extra node flags for the Tributary server processes, space-separated (e.g. `--max-semi-space-size=64`). Default none. */
   serverNodeArgs: (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
-  /** Pairs of control and keyed runs, alternated: their median ratio is the cost of keys. Default 10. */
-  keyedRounds: setting(args['keyed-rounds'], 'BENCH_KEYED_ROUNDS', 10),
-  /** Seconds of each run of those pairs (the first pair only is warmed up). Default 2. */
-  keyedSeconds: setting(args['keyed-seconds'], 'BENCH_KEYED_SECONDS', 2),
+  /**
+   * Pairs of short runs side by side, order alternating, whose median ratio is read: Tributary and
+   * the Koa floor (single events), and the control and keyed runs. Default 10.
+   */
+  pairs: setting(args.pairs, 'BENCH_PAIRS', 10),
+  /** Seconds of each run of those pairs (only the first pair is warmed up). Default 2. */
+  pairSeconds: setting(args['pair-seconds'], 'BENCH_PAIR_SECONDS', 2),
   /** Directory for V8 CPU profiles of the Tributary processes (node --cpu-prof). Default none. */
   cpuProfDir: args['cpu-prof'] ?? process.env.BENCH_CPU_PROF,
   redisUrl: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
@@ -175,8 +180,46 @@ const ARRAY_RECORDS_GOAL = 150_000;
 
 const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
 
-function floorVerdict(ratio: number, p99: number): string {
-  return `(goal ≥ ${FLOOR_RATIO_GOAL}×: ${met(ratio >= FLOOR_RATIO_GOAL)}; p99 ${fmt(p99)} ms, goal ≤ ${P99_GOAL_MS} ms: ${met(p99 <= P99_GOAL_MS)})`;
+/** `floorP99`: the floor's own p99 at saturation, what the machine allows any server. */
+function floorVerdict(ratio: number, p99: number, floorP99?: number): string {
+  const floors = floorP99 === undefined ? '' : `; the floor's own ${fmt(floorP99)} ms`;
+  return `(goal ≥ ${FLOOR_RATIO_GOAL}×: ${met(ratio >= FLOOR_RATIO_GOAL)}; p99 ${fmt(p99)} ms, goal ≤ ${P99_GOAL_MS} ms: ${met(p99 <= P99_GOAL_MS)}${floors})`;
+}
+
+/** The median ratios of B to A over pairs of runs. */
+interface PairedRatio {
+  /** B's requests a second over A's. */
+  requests: number;
+  /** B's server CPU a request over A's. */
+  cpu: number;
+  rounds: number;
+}
+
+/**
+ * `settings.pairs` pairs of runs A and B one right after the other, B first in every other pair,
+ * so that a drift of the machine within a pair does not favour either; prints `describe` for each.
+ */
+async function alternatePairs(
+  runA: (round: number) => Promise<RunFigures>,
+  runB: (round: number) => Promise<RunFigures>,
+  describe: (round: number, a: RunFigures, b: RunFigures) => string,
+): Promise<PairedRatio> {
+  const requestRatios: number[] = [];
+  const cpuRatios: number[] = [];
+  for (let round = 1; round <= Math.max(1, settings.pairs); round++) {
+    let a: RunFigures, b: RunFigures;
+    if (round % 2) {
+      a = await runA(round);
+      b = await runB(round);
+    } else {
+      b = await runB(round);
+      a = await runA(round);
+    }
+    requestRatios.push(b.requestsPerSecond / a.requestsPerSecond);
+    cpuRatios.push(cpuPerRequest(b) / cpuPerRequest(a));
+    console.log(`${''.padEnd(30)} ${describe(round, a, b)}`);
+  }
+  return { requests: median(requestRatios), cpu: median(cpuRatios), rounds: requestRatios.length };
 }
 
 async function main(): Promise<void> {
@@ -229,9 +272,12 @@ async function main(): Promise<void> {
 
     let floor: RunFigures | undefined;
     let floorBatch: RunFigures | undefined;
+    /** The floor's server, kept for the pairs side by side with Tributary. */
+    let floorServer: { port: number; pid: number; child: ChildProcess } | undefined;
     if (settings.only.has('floor')) {
       const server = spawn('koa-floor-server.ts');
       const { port } = await nextMessage<Message & { port: number }>(server, 'listening');
+      floorServer = { port, pid: server.pid!, child: server };
       if (settings.warmup > 0) await load(loader, [server.pid!], redis, plan(port, '/v3/event', 1, settings.warmup, undefined, 99));
       floor = await load(loader, [server.pid!], redis, plan(port, '/v3/event', 1, settings.duration));
       report('floor: Koa + router, 202 only', floor, 1);
@@ -240,12 +286,11 @@ async function main(): Promise<void> {
         floorBatch = await load(loader, [server.pid!], redis, plan(port, '/v3/event', settings.batchSize, settings.duration));
         report(`floor: arrays of ${settings.batchSize}`, floorBatch, settings.batchSize);
       }
-      server.send({ type: 'stop' });
-      await stopChild(server);
     }
 
     const runs: TributaryRun[] = [];
-    const keyCost = new Map<number, { requests: number; cpu: number; rounds: number }>();
+    const keyCost = new Map<number, PairedRatio>();
+    const floorPairs = new Map<number, PairedRatio & { p99: number }>();
     if (settings.only.has('single') || settings.only.has('keyed') || settings.only.has('batch')) {
       for (const processes of settings.processes) {
         const trackers: BenchTracker[] = ['warmup', 'single', 'control', 'keyed', 'batch'].map((id) => ({ id: `bench-x${processes}-${id}`, token: generateToken() }));
@@ -267,11 +312,11 @@ async function main(): Promise<void> {
           const after = await server.idleCounts();
           report(`${label} ${name}`, result, recordsPerRequest);
           runs.push({ processes, tracker, recordsPerRequest, keyHeader, result, server: { answered: after.answered - before.answered, records: after.records - before.records } });
-          if (recordsPerRequest === 1 && !keyHeader) {
+          if (recordsPerRequest === 1 && !keyHeader && !pair) {
             if (baseline) console.log(`${''.padEnd(30)} ratio to the baseline: ${fmt(result.requestsPerSecond / baseline.requestsPerSecond, 3)}×`);
             if (floor) {
               const ratio = result.requestsPerSecond / floor.requestsPerSecond;
-              console.log(`${''.padEnd(30)} ratio to the Koa floor: ${fmt(ratio, 3)}× in req/s, ${fmt(cpuPerRequest(result) / cpuPerRequest(floor), 2)}× its server CPU a request   ${floorVerdict(ratio, result.p99)}`);
+              console.log(`${''.padEnd(30)} ratio to the Koa floor: ${fmt(ratio, 3)}× in req/s, ${fmt(cpuPerRequest(result) / cpuPerRequest(floor), 2)}× its server CPU a request   ${floorVerdict(ratio, result.p99, floor.p99)}`);
             }
           }
           if (recordsPerRequest > 1) {
@@ -280,35 +325,35 @@ async function main(): Promise<void> {
           }
           return result;
         };
-        if (settings.only.has('single')) await measure(single, 1, 'POST /v3/event');
+        if (settings.only.has('single')) {
+          const alone = await measure(single, 1, 'POST /v3/event');
+          if (floorServer) {
+            const { port, pid } = floorServer;
+            const runFloor = () => load(loader, [pid], redis, plan(port, '/v3/event', 1, settings.pairSeconds));
+            const paired = await alternatePairs(
+              () => runFloor(),
+              (round) => measure(single, 1, `POST /v3/event #${round}`, undefined, { seconds: settings.pairSeconds, warm: false }),
+              (round, floorRun, ours) => `side by side with the floor #${round}: ${fmt(ours.requestsPerSecond / floorRun.requestsPerSecond, 3)}× its req/s (floor ${fmt(floorRun.requestsPerSecond)}), ${fmt(cpuPerRequest(ours) / cpuPerRequest(floorRun), 2)}× its CPU a request`,
+            );
+            floorPairs.set(processes, { ...paired, p99: alone.p99 });
+            console.log(`${''.padEnd(30)} side by side with the Koa floor, median of ${paired.rounds} pairs: ${fmt(paired.requests, 3)}× its req/s, ${fmt(paired.cpu, 2)}× its server CPU a request   ${floorVerdict(paired.requests, alone.p99, floor?.p99)}`);
+          }
+        }
         if (settings.only.has('keyed')) {
           // The cost of keys, read from pairs that differ only in the header's name: the load
           // generator builds and sends the same requests, the server deduplicates one of them.
           // Short runs side by side, the order alternating, and the median of the pairs keep a
           // drift of the machine (a fifth over tens of seconds on some VMs) out of the ratio.
           await fillEarlierHours(redis, prefix, keyed.id);
-          const requestRatios: number[] = [];
-          const cpuRatios: number[] = [];
-          for (let round = 1; round <= Math.max(1, settings.keyedRounds); round++) {
-            const pair = { seconds: settings.keyedSeconds, warm: round === 1 };
-            const runControl = () => measure(control, 1, `POST, ${CONTROL_KEY_HEADER} #${round}`, CONTROL_KEY_HEADER, pair);
-            const runKeyed = () => measure(keyed, 1, `POST, Idempotency-Key #${round}`, 'idempotency-key', pair);
-            let without: RunFigures, withKeys: RunFigures;
-            if (round % 2) {
-              without = await runControl();
-              withKeys = await runKeyed();
-            } else {
-              withKeys = await runKeyed();
-              without = await runControl();
-            }
-            requestRatios.push(withKeys.requestsPerSecond / without.requestsPerSecond);
-            cpuRatios.push(cpuPerRequest(withKeys) / cpuPerRequest(without));
-            console.log(`${''.padEnd(30)} round ${round}: ${fmt(requestRatios.at(-1)!, 3)}× the req/s, ${fmt(cpuRatios.at(-1)!, 3)}× the server CPU a request of the same requests with the key ignored`);
-          }
-          keyCost.set(processes, { requests: median(requestRatios), cpu: median(cpuRatios), rounds: requestRatios.length });
+          const paired = await alternatePairs(
+            (round) => measure(control, 1, `POST, ${CONTROL_KEY_HEADER} #${round}`, CONTROL_KEY_HEADER, { seconds: settings.pairSeconds, warm: round === 1 }),
+            (round) => measure(keyed, 1, `POST, Idempotency-Key #${round}`, 'idempotency-key', { seconds: settings.pairSeconds, warm: round === 1 }),
+            (round, without, withKeys) => `round ${round}: ${fmt(withKeys.requestsPerSecond / without.requestsPerSecond, 3)}× the req/s, ${fmt(cpuPerRequest(withKeys) / cpuPerRequest(without), 3)}× the server CPU a request of the same requests with the key ignored`,
+          );
+          keyCost.set(processes, paired);
           console.log(
-            `${''.padEnd(30)} cost of keys, median of ${requestRatios.length}: ${fmt(median(requestRatios), 3)}× the req/s, ${fmt(median(cpuRatios), 3)}× the server CPU a request ` +
-              `(cost goal ≤ 10 %: ${met(median(requestRatios) >= 0.9 && median(cpuRatios) <= 1.1)})`,
+            `${''.padEnd(30)} cost of keys, median of ${paired.rounds}: ${fmt(paired.requests, 3)}× the req/s, ${fmt(paired.cpu, 3)}× the server CPU a request ` +
+              `(cost goal ≤ 10 %: ${met(paired.requests >= 0.9 && paired.cpu <= 1.1)})`,
           );
           const memory = await rememberedKeyBytes(redis, prefix, keyed.id);
           console.log(`${''.padEnd(30)} remembered keys in the current set: ${fmt(memory.keys)}, ${fmt(memory.bytes / Math.max(memory.keys, 1), 1)} bytes per key (MEMORY USAGE; goal ≤ 64)`);
@@ -321,6 +366,10 @@ async function main(): Promise<void> {
           console.log(`${label}: SIGTERM → exit code ${code}, expected 0`);
         }
       }
+    }
+    if (floorServer) {
+      floorServer.child.send({ type: 'stop' });
+      await stopChild(floorServer.child);
     }
     loader.send({ type: 'stop' });
     if (runs.length === 0) return;
@@ -368,7 +417,9 @@ async function main(): Promise<void> {
       if (single) {
         parts.push(`${fmt(single.requestsPerSecond)} req/s, p50 ${fmt(single.p50)} / p99 ${fmt(single.p99)} ms`);
         if (baseline) parts.push(`${fmt(single.requestsPerSecond / baseline.requestsPerSecond, 3)}× the baseline`);
-        if (floor) parts.push(`${fmt(single.requestsPerSecond / floor.requestsPerSecond, 3)}× the Koa floor ${floorVerdict(single.requestsPerSecond / floor.requestsPerSecond, single.p99)}`);
+        const paired = floorPairs.get(processes);
+        if (paired) parts.push(`side by side ${fmt(paired.requests, 3)}× the Koa floor's req/s and ${fmt(paired.cpu, 2)}× its CPU a request (median of ${paired.rounds}) ${floorVerdict(paired.requests, single.p99, floor?.p99)}`);
+        else if (floor) parts.push(`${fmt(single.requestsPerSecond / floor.requestsPerSecond, 3)}× the Koa floor ${floorVerdict(single.requestsPerSecond / floor.requestsPerSecond, single.p99, floor.p99)}`);
       }
       if (withKeys) parts.push(`with Idempotency-Key ${fmt(withKeys.requests, 3)}× the req/s and ${fmt(withKeys.cpu, 3)}× the server CPU a request of without (median of ${withKeys.rounds})`);
       if (batch) parts.push(`arrays of ${settings.batchSize}: ${fmt(batch.requestsPerSecond * settings.batchSize)} records/s${floorBatch ? ` (${fmt(batch.requestsPerSecond / floorBatch.requestsPerSecond, 3)}× the floor's)` : ''}`);
