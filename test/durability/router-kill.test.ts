@@ -1,8 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import { INGEST_JOB_NAME, INGEST_QUEUE, ingestJobData, type IngestJobData } from '../../jobs/ingest-job';
 import { deliveryKeys, routerCursorKey } from '../../jobs/keys';
 import { entryRecords } from '../../jobs/stream-entries';
@@ -10,8 +6,7 @@ import { TrackerStore } from '../../src/core/trackers/store';
 import { generateToken } from '../../src/core/trackers/tokens';
 import { TrackerSchema } from '../../src/core/trackers/types';
 import { event } from '../helpers/record-builders';
-import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
-import { spawnTributary, type TributaryProcess } from '../helpers/tributary-process';
+import { tributaryProcesses } from '../helpers/tributary-process';
 import { waitFor } from '../helpers/wait';
 
 /**
@@ -26,23 +21,8 @@ const JOBS = 3000;
 const PARTITIONS = 3;
 const KILLS = 3;
 
-const prefix = uniquePrefix('rkill');
-const dataDir = mkdtempSync(path.join(tmpdir(), 'tributary-router-kill-'));
-const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
-const procs: TributaryProcess[] = [];
-
-afterAll(async () => {
-  await Promise.all(procs.map((p) => p.stop('SIGKILL')));
-  await deletePrefix(prefix);
-  redis.disconnect();
-  rmSync(dataDir, { recursive: true, force: true });
-});
-
-const worker = () => {
-  const proc = spawnTributary('worker', { REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: prefix, DATA_DIR: dataDir, ROUTER_LOCK_MS: '1000' });
-  procs.push(proc);
-  return proc;
-};
+const { prefix, redis, spawn } = tributaryProcesses('rkill', { ROUTER_LOCK_MS: '1000' });
+const worker = () => spawn('worker');
 const cursor = async () => Number(await redis.get(routerCursorKey(prefix)));
 
 test(`${KILLS} routing workers killed mid-queue: every record once, each partition in order`, async () => {

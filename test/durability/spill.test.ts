@@ -1,7 +1,5 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import { expectUpdatesInOrder, waitForWarehouseRow } from '../helpers/warehouse';
 import { DestinationStatusStore } from '../../jobs/destination-status';
 import { deliveryKeys } from '../../jobs/keys';
@@ -9,9 +7,8 @@ import { spoolDirectory } from '../../jobs/spool';
 import { TrackerStore } from '../../src/core/trackers/store';
 import { generateToken } from '../../src/core/trackers/tokens';
 import { TrackerSchema } from '../../src/core/trackers/types';
-import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
 import { freePort } from '../helpers/redis-server';
-import { spawnTributary, waitReady, type TributaryProcess } from '../helpers/tributary-process';
+import { tributaryProcesses, waitReady, type TributaryProcess } from '../helpers/tributary-process';
 import { waitFor } from '../helpers/wait';
 
 /**
@@ -26,47 +23,28 @@ const USERS = 4;
 const STEPS = 8;
 const CAP = 300;
 
-const prefix = uniquePrefix('spill');
-const dataDir = mkdtempSync(path.join(tmpdir(), 'tributary-spill-kill-'));
-const redis = new Redis(TEST_REDIS_URL);
-const procs: TributaryProcess[] = [];
-const token = generateToken();
-const keys = deliveryKeys(prefix, { trackerId: 'shop', destinationId: 'wh' });
-const status = new DestinationStatusStore(redis, keys);
-const store = new TrackerStore(redis, prefix);
-
-const env = (extra: Record<string, string> = {}): Record<string, string> => ({
-  REDIS_URL: TEST_REDIS_URL,
-  REDIS_PREFIX: prefix,
-  DATA_DIR: dataDir,
+const { prefix, dataDir, redis, spawn } = tributaryProcesses('spill-kill', {
   DELIVERY_LEASE_MS: '1000',
   DELIVERY_DISCOVER_INTERVAL_MS: '100',
   ROUTER_LOCK_MS: '1000',
   DESTINATION_REDIS_CAP_RECORDS: String(CAP),
   DESTINATION_SPILL_FRAME_RECORDS: '40',
-  ...extra,
 });
-
-afterAll(async () => {
-  await Promise.all(procs.map((p) => p.stop('SIGKILL')));
-  await deletePrefix(prefix);
-  redis.disconnect();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+const token = generateToken();
+const keys = deliveryKeys(prefix, { trackerId: 'shop', destinationId: 'wh' });
+const status = new DestinationStatusStore(redis, keys);
+const store = new TrackerStore(redis, prefix);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function startWorker(): TributaryProcess {
-  const w = spawnTributary('worker', env());
-  procs.push(w);
-  return w;
+  return spawn('worker');
 }
 
 test('kill -9 while spilling and while delivering from the spool: nothing lost, nothing doubled, in order', async () => {
   await store.save(TrackerSchema.parse({ id: 'shop', name: 'Shop', tokens: [{ token }], destinations: [{ id: 'wh', type: 'local', enabled: false, settings: { releaseAfterIdleMs: 60_000 } }] }));
   const port = await freePort();
-  const api = spawnTributary('api', env({ PORT: String(port) }));
-  procs.push(api);
+  const api = spawn('api', { PORT: String(port) });
   await waitReady(port, api);
   const post = (p: string, body: unknown) => fetch(`http://127.0.0.1:${port}${p}`, { method: 'POST', headers: { Authorization: `Tracker ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
 

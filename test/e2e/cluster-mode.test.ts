@@ -1,15 +1,12 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { Agent, request, type IncomingHttpHeaders } from 'node:http';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import { queryWarehouse } from '../../connectors/local';
 import { TrackerStore } from '../../src/core/trackers/store';
 import { generateToken } from '../../src/core/trackers/tokens';
 import { TrackerSchema } from '../../src/core/trackers/types';
-import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
 import { freePort } from '../helpers/redis-server';
-import { spawnTributary, waitReady, type TributaryProcess } from '../helpers/tributary-process';
+import { tributaryProcesses, waitReady, type TributaryProcess } from '../helpers/tributary-process';
 import { waitFor } from '../helpers/wait';
 
 /**
@@ -19,11 +16,8 @@ import { waitFor } from '../helpers/wait';
  */
 jest.setTimeout(60_000);
 
-const prefix = uniquePrefix('cluster');
-const dataDir = mkdtempSync(path.join(tmpdir(), 'tributary-cluster-'));
-const redis = new Redis(TEST_REDIS_URL);
+const { prefix, dataDir, redis, spawn } = tributaryProcesses('cluster', { API_PROCESSES: '2', DELIVERY_DISCOVER_INTERVAL_MS: '100', SHUTDOWN_TIMEOUT_MS: '6000' });
 const token = generateToken();
-const procs: TributaryProcess[] = [];
 let proc: TributaryProcess;
 let port: number;
 /** Ids of every record answered 2xx, all of which must reach the warehouse. */
@@ -86,32 +80,14 @@ async function eventIdsInWarehouse(): Promise<Set<string> | undefined> {
   }
 }
 
-const env = (): Record<string, string> => ({
-  REDIS_URL: TEST_REDIS_URL,
-  REDIS_PREFIX: prefix,
-  DATA_DIR: dataDir,
-  PORT: String(port),
-  API_PROCESSES: '2',
-  DELIVERY_DISCOVER_INTERVAL_MS: '100',
-  SHUTDOWN_TIMEOUT_MS: '6000',
-});
-
 beforeAll(async () => {
   await new TrackerStore(redis, prefix).save(
     TrackerSchema.parse({ id: 'shop', name: 'Shop', tokens: [{ token }], destinations: [{ id: 'wh', type: 'local', settings: { releaseAfterIdleMs: 200 } }] }),
   );
   port = await freePort();
-  proc = spawnTributary('all', env());
-  procs.push(proc);
+  proc = spawn('all', { PORT: String(port) });
   await waitReady(port, proc);
   await waitFor(async () => (await healthzPids(4)).size === 2, { timeoutMs: 20_000, intervalMs: 100, message: 'two API processes listening' });
-});
-
-afterAll(async () => {
-  await Promise.all(procs.map((p) => p.stop('SIGKILL')));
-  await deletePrefix(prefix);
-  redis.disconnect();
-  rmSync(dataDir, { recursive: true, force: true });
 });
 
 test('two API processes answer in turn, neither of them the primary, both with the one admin token the primary made', async () => {
@@ -197,8 +173,7 @@ test('SIGTERM to the primary: the API processes flush, it exits 0, and every 2xx
   agent.destroy();
 
   // What the stopped primary had not delivered yet is in Redis: a worker started now delivers it all.
-  const worker = spawnTributary('worker', env());
-  procs.push(worker);
+  const worker = spawn('worker', { PORT: String(port) });
   await waitFor(async () => {
     const ids = await eventIdsInWarehouse();
     return ids !== undefined && accepted.every((id) => ids.has(id));

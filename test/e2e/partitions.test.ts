@@ -1,15 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import { partitionDeliveryKeys } from '../../jobs/keys';
 import { Keyspace, partitionOf } from '../../src/core/redis/keyspace';
 import { TrackerStore } from '../../src/core/trackers/store';
 import { generateToken } from '../../src/core/trackers/tokens';
 import { TrackerSchema } from '../../src/core/trackers/types';
-import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
 import { freePort } from '../helpers/redis-server';
-import { spawnTributary, waitReady, type TributaryProcess } from '../helpers/tributary-process';
+import { tributaryProcesses, waitReady } from '../helpers/tributary-process';
 import { waitFor } from '../helpers/wait';
 import { expectUpdatesInOrder, waitForWarehouseRow } from '../helpers/warehouse';
 
@@ -26,44 +22,25 @@ const EVENTS = 2000;
 const USERS = 8;
 const STEPS = 10;
 
-const prefix = uniquePrefix('parts');
+const { prefix, dataDir, redis, procs, spawn } = tributaryProcesses('parts', {
+  REDIS_SHARDS: '4',
+  DELIVERY_LEASE_MS: '1500',
+  DELIVERY_DISCOVER_INTERVAL_MS: '100',
+  ROUTER_LOCK_MS: '1000',
+});
 const keyspace = new Keyspace(prefix, 4);
-const dataDir = mkdtempSync(path.join(tmpdir(), 'tributary-parts-'));
-const redis = new Redis(TEST_REDIS_URL);
-const procs: TributaryProcess[] = [];
 const token = generateToken();
 
 /** A tracker id whose partitions fall on at least two shards, so that the test sees them spread. */
 const trackerId = Array.from({ length: 50 }, (_, n) => `shop-${n}`).find((id) => new Set(Array.from({ length: PARTITIONS }, (_, partition) => keyspace.shardOf({ trackerId: id, partition }))).size >= 2)!;
-
-function env(extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    REDIS_URL: TEST_REDIS_URL,
-    REDIS_PREFIX: prefix,
-    REDIS_SHARDS: '4',
-    DATA_DIR: dataDir,
-    DELIVERY_LEASE_MS: '1500',
-    DELIVERY_DISCOVER_INTERVAL_MS: '100',
-    ROUTER_LOCK_MS: '1000',
-    ...extra,
-  };
-}
-
-afterAll(async () => {
-  await Promise.all(procs.map((p) => p.stop('SIGKILL')));
-  await deletePrefix(prefix);
-  redis.disconnect();
-  rmSync(dataDir, { recursive: true, force: true });
-});
 
 test('4 partitions on 4 shards, 2 API + 2 workers, a delivering worker killed mid-batch: exactly once, per-user order kept', async () => {
   await new TrackerStore(redis, keyspace.global).save(
     TrackerSchema.parse({ id: trackerId, name: 'Shop', tokens: [{ token }], partitions: PARTITIONS, destinations: [{ id: 'wh', type: 'local' }] }),
   );
   const ports = [await freePort(), await freePort()];
-  for (const port of ports) procs.push(spawnTributary('api', env({ PORT: String(port) })));
-  const workers = [spawnTributary('worker', env()), spawnTributary('worker', env())];
-  procs.push(...workers);
+  for (const port of ports) spawn('api', { PORT: String(port) });
+  const workers = [spawn('worker'), spawn('worker')];
   await Promise.all(ports.map((port, i) => waitReady(port, procs[i]!)));
 
   const post = (i: number, p: string, body: unknown) =>

@@ -1,14 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import { deliveryKeys } from '../../jobs/keys';
 import { TrackerStore } from '../../src/core/trackers/store';
 import { generateToken } from '../../src/core/trackers/tokens';
 import { TrackerSchema } from '../../src/core/trackers/types';
-import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
 import { freePort } from '../helpers/redis-server';
-import { spawnTributary, waitReady, type TributaryProcess } from '../helpers/tributary-process';
+import { tributaryProcesses, waitReady } from '../helpers/tributary-process';
 import { waitFor } from '../helpers/wait';
 import { expectUpdatesInOrder, waitForWarehouseRow } from '../helpers/warehouse';
 
@@ -23,39 +19,16 @@ const EVENTS = 3000;
 const USERS = 5;
 const STEPS = 12;
 
-const prefix = uniquePrefix('scale');
-const dataDir = mkdtempSync(path.join(tmpdir(), 'tributary-scale-'));
-const redis = new Redis(TEST_REDIS_URL);
-const procs: TributaryProcess[] = [];
+const { prefix, dataDir, redis, procs, spawn } = tributaryProcesses('scale', { DELIVERY_LEASE_MS: '1500', DELIVERY_DISCOVER_INTERVAL_MS: '100', ROUTER_LOCK_MS: '1000' });
 const token = generateToken();
-
-function env(extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    REDIS_URL: TEST_REDIS_URL,
-    REDIS_PREFIX: prefix,
-    DATA_DIR: dataDir,
-    DELIVERY_LEASE_MS: '1500',
-    DELIVERY_DISCOVER_INTERVAL_MS: '100',
-    ROUTER_LOCK_MS: '1000',
-    ...extra,
-  };
-}
-
-afterAll(async () => {
-  await Promise.all(procs.map((p) => p.stop('SIGKILL')));
-  await deletePrefix(prefix);
-  redis.disconnect();
-  rmSync(dataDir, { recursive: true, force: true });
-});
 
 test('2 API + 2 workers, the delivering worker killed mid-batch: every record exactly once, in order', async () => {
   await new TrackerStore(redis, prefix).save(
     TrackerSchema.parse({ id: 'shop', name: 'Shop', tokens: [{ token }], destinations: [{ id: 'wh', type: 'local', settings: { releaseAfterIdleMs: 60_000 } }] }),
   );
   const ports = [await freePort(), await freePort()];
-  for (const port of ports) procs.push(spawnTributary('api', env({ PORT: String(port) })));
-  const workers = [spawnTributary('worker', env()), spawnTributary('worker', env())];
-  procs.push(...workers);
+  for (const port of ports) spawn('api', { PORT: String(port) });
+  const workers = [spawn('worker'), spawn('worker')];
   await Promise.all(ports.map((port, i) => waitReady(port, procs[i]!)));
 
   const post = (i: number, p: string, body: unknown) =>

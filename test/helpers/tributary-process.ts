@@ -1,5 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Redis } from 'ioredis';
+import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from './redis';
 import { waitFor } from './wait';
 
 const ROOT = path.join(__dirname, '..', '..');
@@ -52,4 +56,51 @@ export async function waitReady(port: number, proc: TributaryProcess, timeoutMs 
     },
     { timeoutMs, intervalMs: 100, message: `tributary ready on ${port}` },
   );
+}
+
+type Role = 'all' | 'api' | 'worker';
+
+export interface TributaryProcesses {
+  /** The file's own Redis prefix (uniquePrefix) and data directory. */
+  prefix: string;
+  dataDir: string;
+  /** A connection to the test Redis (BullMQ may use it: no retry limit). */
+  redis: Redis;
+  /** Every process `spawn` started, in order. */
+  procs: TributaryProcess[];
+  /** The environment of a process: Redis, prefix, data directory, the file's settings, then `extra`. */
+  env: (extra?: Record<string, string>) => Record<string, string>;
+  /** Starts `role` with `env(extra)`; it is killed after the file's tests. */
+  spawn: (role: Role, extra?: Record<string, string>) => TributaryProcess;
+}
+
+/**
+ * The setup of a test file that runs Tributary as processes on the test Redis: a prefix and a data
+ * directory of the file's own, `settings` for every process (e.g. short leases), and, after all
+ * its tests, every process killed with SIGKILL, the prefix deleted and the directory removed.
+ */
+export function tributaryProcesses(name: string, settings: Record<string, string> = {}): TributaryProcesses {
+  const prefix = uniquePrefix(name);
+  const dataDir = mkdtempSync(path.join(tmpdir(), `tributary-${name}-`));
+  const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+  const procs: TributaryProcess[] = [];
+  const env = (extra: Record<string, string> = {}): Record<string, string> => ({ REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: prefix, DATA_DIR: dataDir, ...settings, ...extra });
+  afterAll(async () => {
+    await Promise.all(procs.map((p) => p.stop('SIGKILL')));
+    await deletePrefix(prefix);
+    redis.disconnect();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  return {
+    prefix,
+    dataDir,
+    redis,
+    procs,
+    env,
+    spawn: (role, extra) => {
+      const proc = spawnTributary(role, env(extra));
+      procs.push(proc);
+      return proc;
+    },
+  };
 }
