@@ -1,13 +1,7 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { CHROMIUM, haveChromium, launchChromium, signIn, watchProblems } from './browser';
+import { browserSuite, consoleServer, launchChromium, shot as screenshot, signIn, watchProblems } from './browser';
 import type { DestinationPicture } from '../../jobs/destination-series';
 import type { TrafficPicture } from '../../src/core/series/traffic';
-import { freePort } from '../../src/core/redis/embedded-redis';
-import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
-import { spawnTributary, waitReady, type TributaryProcess } from '../helpers/tributary-process';
 import { waitFor } from '../helpers/wait';
 
 /**
@@ -17,51 +11,27 @@ import { waitFor } from '../helpers/wait';
  * the moment the owner disabled it marked. Screenshots land in test-artifacts/console/.
  */
 
-const ROOT = path.join(__dirname, '..', '..');
-const SHOTS = path.join(ROOT, 'test-artifacts', 'console');
 const ADMIN_TOKEN = 'charts-e2e-admin-token-0123456789';
 
-if (!haveChromium && !process.env.CI) console.warn(`charts e2e skipped: no Chromium at ${CHROMIUM}. Under CI=1 this test fails instead.`);
-const suite = haveChromium || process.env.CI ? describe : describe.skip;
-
-suite('pictures over time in the console', () => {
+browserSuite('charts e2e')('pictures over time in the console', () => {
   jest.setTimeout(120_000);
 
-  const prefix = uniquePrefix('charts-e2e');
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'tributary-charts-e2e-'));
+  const server = consoleServer('charts-e2e', ADMIN_TOKEN);
+  const { adminFetch } = server;
   let base = '';
-  let proc: TributaryProcess | undefined;
   let browser: Browser | undefined;
   let page: Page;
   const problems: string[] = [];
   let token = '';
 
-  const adminFetch = (url: string, init: RequestInit = {}) =>
-    fetch(`${base}/admin/api${url}`, { ...init, headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json', ...init.headers } });
   const send = (url: string, body: string, type = 'application/json') => fetch(`${base}${url}`, { method: 'POST', headers: { Authorization: `Tracker ${token}`, 'Content-Type': type }, body });
-  const shot = (name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+  const shot = (name: string) => screenshot(page, name);
   const traffic = async () => (await (await adminFetch('/trackers/charts/traffic')).json()) as TrafficPicture;
   const delivery = async () => (await (await adminFetch('/trackers/charts/destinations/warehouse/traffic')).json()) as DestinationPicture;
 
   beforeAll(async () => {
-    if (!existsSync(path.join(ROOT, 'dist', 'console', 'main.js'))) throw new Error('dist/console/main.js is missing: run `npm run build:console` first (`npm test` does).');
-    if (!haveChromium) throw new Error(`No Chromium at ${CHROMIUM}: install it (apt-get install chromium) or set CHROMIUM_PATH.`);
-    mkdirSync(SHOTS, { recursive: true });
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    proc = spawnTributary('all', {
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      PUBLIC_URL: base,
-      REDIS_URL: TEST_REDIS_URL,
-      REDIS_PREFIX: prefix,
-      DATA_DIR: dataDir,
-      ADMIN_TOKEN,
-      TRAFFIC_FLUSH_MS: '200',
-      DELIVERY_SAMPLE_MS: '1000',
-      DELIVERY_DISCOVER_INTERVAL_MS: '200',
-    });
-    await waitReady(port, proc, 60_000);
+    await server.start({ TRAFFIC_FLUSH_MS: '200', DELIVERY_SAMPLE_MS: '1000', DELIVERY_DISCOVER_INTERVAL_MS: '200' });
+    base = server.base;
 
     const created = await adminFetch('/trackers', { method: 'POST', body: JSON.stringify({ id: 'charts', name: 'Charts shop' }) });
     expect(created.status).toBe(201);
@@ -89,9 +59,7 @@ suite('pictures over time in the console', () => {
 
   afterAll(async () => {
     await browser?.close();
-    await proc?.stop();
-    await deletePrefix(prefix);
-    rmSync(dataDir, { recursive: true, force: true });
+    await server.stop();
   });
 
   afterEach(() => expect(problems.splice(0)).toEqual([]));

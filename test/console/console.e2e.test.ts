@@ -1,11 +1,7 @@
 import { createHmac } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { freePort } from '../../src/core/redis/embedded-redis';
-import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
-import { spawnTributary, waitReady, type TributaryProcess } from '../helpers/tributary-process';
+import { browserSuite, consoleServer, launchChromium, shot as screenshot, watchProblems } from './browser';
 import { startCustomerSite, type CustomerSite } from './customer-site';
 
 /**
@@ -15,27 +11,14 @@ import { startCustomerSite, type CustomerSite } from './customer-site';
  * server's refusals (a bad setting, a destination that cannot work) where the owner needs them.
  */
 
-const ROOT = path.join(__dirname, '..', '..');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SHOTS = path.join(ROOT, 'test-artifacts', 'console');
 const ADMIN_TOKEN = 'console-e2e-admin-token-0123456789';
 const TRACKER_ID = 'console-e2e';
 
-const haveChromium = existsSync(CHROMIUM);
-// Outside CI a machine without Chromium skips, saying so; under CI a missing browser is a failure.
-if (!haveChromium && !process.env.CI) {
-  console.warn(`console e2e skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH). Under CI=1 this test fails instead.`);
-}
-const suite = haveChromium || process.env.CI ? describe : describe.skip;
-
-suite('console in a browser', () => {
+browserSuite('console e2e')('console in a browser', () => {
   jest.setTimeout(120_000);
 
-  const prefix = uniquePrefix('console');
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'tributary-console-e2e-'));
-  let port = 0;
+  const server = consoleServer('console-e2e', ADMIN_TOKEN);
   let base = '';
-  let proc: TributaryProcess | undefined;
   let browser: Browser | undefined;
   let context: BrowserContext;
   let page: Page;
@@ -48,49 +31,24 @@ suite('console in a browser', () => {
   let pixelUrl = '';
 
   beforeAll(async () => {
-    if (!existsSync(path.join(ROOT, 'dist', 'console', 'main.js'))) {
-      throw new Error('dist/console/main.js is missing: run `npm run build:console` first (`npm test` does).');
-    }
-    if (!haveChromium) throw new Error(`No Chromium at ${CHROMIUM}: install it (apt-get install chromium) or set CHROMIUM_PATH.`);
-    mkdirSync(SHOTS, { recursive: true });
-
-    port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    proc = spawnTributary('all', {
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      PUBLIC_URL: base,
-      REDIS_URL: TEST_REDIS_URL,
-      REDIS_PREFIX: prefix,
-      DATA_DIR: dataDir,
-      ADMIN_TOKEN,
-      DELIVERY_DISCOVER_INTERVAL_MS: '200',
-    });
-    await waitReady(port, proc, 60_000);
+    await server.start({ DELIVERY_DISCOVER_INTERVAL_MS: '200' });
+    base = server.base;
 
     site = await startCustomerSite();
 
     // A non-persistent context: Playwright gives the browser a fresh temporary profile and deletes it on close.
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
     page = await context.newPage();
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    page.on('console', (msg) => {
-      // HTTP refusals (a 401 before logging in, the 400s this test provokes) are answers the console shows, not faults.
-      if (msg.type() === 'error' && !/^Failed to load resource: the server responded with a status of \d+/.test(msg.text())) problems.push(`console error: ${msg.text()}`);
-    });
+    // The 401 before logging in and the 400s this test provokes are answers the console shows: not counted.
+    watchProblems(page, problems);
   });
 
   afterAll(async () => {
     await browser?.close();
     await site?.close();
-    await proc?.stop();
-    await deletePrefix(prefix);
-    rmSync(dataDir, { recursive: true, force: true });
+    await server.stop();
   });
 
   afterEach(() => {
@@ -101,7 +59,7 @@ suite('console in a browser', () => {
 
   // Browser-side code is passed as text: this file is type-checked without the DOM library.
   const readClipboard = () => page.evaluate<string>('navigator.clipboard.readText()');
-  const shot = (name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+  const shot = (name: string) => screenshot(page, name);
   const tab = (name: string) => page.getByRole('navigation', { name: 'Tracker sections' }).getByRole('link', { name });
   const liveEntries = () => page.getByTestId('live-entry');
   const entryWith = (text: string): Locator => liveEntries().filter({ hasText: text });

@@ -1,11 +1,5 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { CHROMIUM, haveChromium, launchChromium, signIn, watchProblems } from './browser';
-import { freePort } from '../../src/core/redis/embedded-redis';
-import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
-import { spawnTributary, waitReady, type TributaryProcess } from '../helpers/tributary-process';
+import { browserSuite, consoleServer, launchChromium, shot as screenshot, signIn, watchProblems } from './browser';
 import { waitFor } from '../helpers/wait';
 
 /**
@@ -14,41 +8,28 @@ import { waitFor } from '../helpers/wait';
  * page lists requests whose token matched no tracker, with the token's first characters only.
  */
 
-const ROOT = path.join(__dirname, '..', '..');
-const SHOTS = path.join(ROOT, 'test-artifacts', 'console');
 const ADMIN_TOKEN = 'history-e2e-admin-token-0123456789';
 
-if (!haveChromium && !process.env.CI) console.warn(`history e2e skipped: no Chromium at ${CHROMIUM}. Under CI=1 this test fails instead.`);
-const suite = haveChromium || process.env.CI ? describe : describe.skip;
-
-suite('request history in the console', () => {
+browserSuite('history e2e')('request history in the console', () => {
   jest.setTimeout(120_000);
 
-  const prefix = uniquePrefix('history-e2e');
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'tributary-history-e2e-'));
+  const server = consoleServer('history-e2e', ADMIN_TOKEN);
+  const { adminFetch } = server;
   let base = '';
-  let proc: TributaryProcess | undefined;
   let browser: Browser | undefined;
   let page: Page;
   const problems: string[] = [];
   let token = '';
   const unknownToken = `trk_Zz${'9'.repeat(41)}`;
 
-  const adminFetch = (url: string, init: RequestInit = {}) =>
-    fetch(`${base}/admin/api${url}`, { ...init, headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json', ...init.headers } });
   const send = (url: string, body: unknown, auth = token) =>
     fetch(`${base}${url}`, { method: 'POST', headers: { Authorization: `Tracker ${auth}`, 'Content-Type': 'application/json', 'User-Agent': 'history-e2e/1.0' }, body: JSON.stringify(body) });
-  const shot = (name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+  const shot = (name: string) => screenshot(page, name);
   const entries = () => page.getByTestId('history-entry');
 
   beforeAll(async () => {
-    if (!existsSync(path.join(ROOT, 'dist', 'console', 'main.js'))) throw new Error('dist/console/main.js is missing: run `npm run build:console` first (`npm test` does).');
-    if (!haveChromium) throw new Error(`No Chromium at ${CHROMIUM}: install it (apt-get install chromium) or set CHROMIUM_PATH.`);
-    mkdirSync(SHOTS, { recursive: true });
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    proc = spawnTributary('all', { PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: base, REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: prefix, DATA_DIR: dataDir, ADMIN_TOKEN });
-    await waitReady(port, proc, 60_000);
+    await server.start();
+    base = server.base;
 
     const created = await adminFetch('/trackers', { method: 'POST', body: JSON.stringify({ id: 'shop', name: 'Shop' }) });
     expect(created.status).toBe(201);
@@ -67,9 +48,7 @@ suite('request history in the console', () => {
 
   afterAll(async () => {
     await browser?.close();
-    await proc?.stop();
-    await deletePrefix(prefix);
-    rmSync(dataDir, { recursive: true, force: true });
+    await server.stop();
   });
 
   afterEach(() => expect(problems.splice(0)).toEqual([]));
