@@ -5,6 +5,7 @@ import type { Context, Middleware } from 'koa';
 import type { Limits } from '../core/config';
 import { ApiError } from '../core/errors';
 import { parseV3BodyText } from './body-shape';
+import { utf8Text } from './utf8-text';
 import { parseExactJson } from '../core/records/exact-json';
 import { flatParams, type ParsedBody } from './payload';
 
@@ -25,7 +26,6 @@ const DECODERS: Readonly<Record<string, (() => Transform) | null>> = {
   deflate: () => createUnzip(),
   br: () => createBrotliDecompress(),
 };
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 function hasBody(req: IncomingMessage): boolean {
   const length = req.headers['content-length'];
@@ -151,7 +151,7 @@ export function createReadBody(limits: Limits): Middleware {
       return next();
     }
     const { raw, isForm } = await readBodyBytes(ctx, limits);
-    ctx.state.body = parseV3BodyText(decodeUtf8(raw), isForm, ctx.req.headers['content-type']);
+    ctx.state.body = parseV3BodyText(utf8Text(raw), isForm, ctx.req.headers['content-type']);
     return next();
   };
 }
@@ -189,17 +189,9 @@ export async function readBodyBytes(ctx: Context, limits: Limits): Promise<{ raw
   return { raw, isForm };
 }
 
-function decodeUtf8(raw: Buffer): string {
-  try {
-    return utf8.decode(raw);
-  } catch {
-    throw new ApiError('ERR_MALFORMED_BODY', 'The body is not valid UTF-8.');
-  }
-}
-
 /** A body's text as its Content-Type says, with no second guessing: what webhook senders get. */
 export function parseBodyText(raw: Buffer, isForm: boolean): ParsedBody {
-  const text = decodeUtf8(raw);
+  const text = utf8Text(raw);
   if (isForm) return text.length === 0 ? { kind: 'none' } : { kind: 'form', value: flatParams(new URLSearchParams(text)) };
   if (text.trim().length === 0) return { kind: 'none' };
   try {
