@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { generateToken } from '../src/core/trackers/tokens';
 import { ask, buildChildren, forkChild, nextMessage, stopChild, type Message } from './child';
 import type { LoadResult } from './load-generator';
+import { alternatePairs, type PairedSample } from './pairs';
 import { processCpuSeconds } from './proc-stats';
 import { deletePrefix } from './queue-records';
 import { startTributary, type TributaryServer } from './tributary-server';
@@ -32,13 +33,9 @@ const settings = {
   seconds: Number(args.seconds ?? 2),
 };
 
-interface Sample {
-  requestsPerSecond: number;
-  cpuPerRequest: number;
+interface Sample extends PairedSample {
   p99: number;
 }
-
-const median = (values: number[]) => [...values].sort((x, y) => x - y)[values.length >> 1]!;
 
 async function main(): Promise<void> {
   const redis = new Redis('redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
@@ -63,24 +60,15 @@ async function main(): Promise<void> {
     console.log(`A: start:api ${settings.a.join(' ')}\nB: start:api ${settings.b.join(' ')}\n${settings.records === 1 ? 'single events' : `arrays of ${settings.records}`}, 50 connections, ${settings.rounds} pairs of ${settings.seconds} s\n`);
     await run(0, 3);
     await run(1, 3);
-    const requestRatios: number[] = [];
-    const cpuRatios: number[] = [];
     const show = (s: Sample) => `${s.requestsPerSecond.toFixed(0).padStart(6)} req/s ${(s.cpuPerRequest * 1e6).toFixed(0).padStart(5)} µs/req p99 ${String(s.p99).padStart(3)} ms`;
-    for (let round = 1; round <= settings.rounds; round++) {
-      // Alternating which goes first keeps a drift within a pair out of the median.
-      let a: Sample, b: Sample;
-      if (round % 2) {
-        a = await run(0, settings.seconds);
-        b = await run(1, settings.seconds);
-      } else {
-        b = await run(1, settings.seconds);
-        a = await run(0, settings.seconds);
-      }
-      requestRatios.push(b.requestsPerSecond / a.requestsPerSecond);
-      cpuRatios.push(b.cpuPerRequest / a.cpuPerRequest);
-      console.log(`pair ${String(round).padStart(2)}: A ${show(a)} | B ${show(b)} | B/A ${requestRatios.at(-1)!.toFixed(3)}`);
-    }
-    console.log(`\nmedian B/A: ${median(requestRatios).toFixed(3)}× the requests a second, ${median(cpuRatios).toFixed(3)}× the server CPU a request`);
+    const paired = await alternatePairs(
+      settings.rounds,
+      () => run(0, settings.seconds),
+      () => run(1, settings.seconds),
+      (s) => s,
+      (round, a, b) => console.log(`pair ${String(round).padStart(2)}: A ${show(a)} | B ${show(b)} | B/A ${(b.requestsPerSecond / a.requestsPerSecond).toFixed(3)}`),
+    );
+    console.log(`\nmedian B/A: ${paired.requests.toFixed(3)}× the requests a second, ${paired.cpu.toFixed(3)}× the server CPU a request`);
   } finally {
     for (const server of servers) await server.stop().catch(() => undefined);
     loader.send({ type: 'stop' });

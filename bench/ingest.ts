@@ -7,6 +7,7 @@ import { generateToken } from '../src/core/trackers/tokens';
 import { BUCKET_HOURS, bucketStartHour, MEMBER_BYTES, seenBucketKey } from '../src/ingest/dedup';
 import { ask, buildChildren, forkChild, nextMessage, stopChild, type Message } from './child';
 import type { LoadPlan, LoadResult } from './load-generator';
+import { alternatePairs, type PairedRatio } from './pairs';
 import { machineCpuSeconds, processCpuSeconds, redisCpuSeconds } from './proc-stats';
 import { countQueuedRecords, deletePrefix } from './queue-records';
 import { startTributary, type BenchTracker, type ServerCounts } from './tributary-server';
@@ -114,11 +115,6 @@ interface TributaryRun {
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const busyCores = (r: RunFigures) => r.otherCpu / r.duration;
 const cpuPerRequest = (r: RunFigures) => r.serverCpu / Math.max(r.responses, 1);
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 /** The header of the control runs: each request carries a key of its own that the server ignores. */
 const CONTROL_KEY_HEADER = 'x-bench-key';
 
@@ -186,40 +182,9 @@ function floorVerdict(ratio: number, p99: number, floorP99?: number): string {
   return `(goal ≥ ${FLOOR_RATIO_GOAL}×: ${met(ratio >= FLOOR_RATIO_GOAL)}; p99 ${fmt(p99)} ms, goal ≤ ${P99_GOAL_MS} ms: ${met(p99 <= P99_GOAL_MS)}${floors})`;
 }
 
-/** The median ratios of B to A over pairs of runs. */
-interface PairedRatio {
-  /** B's requests a second over A's. */
-  requests: number;
-  /** B's server CPU a request over A's. */
-  cpu: number;
-  rounds: number;
-}
-
-/**
- * `settings.pairs` pairs of runs A and B one right after the other, B first in every other pair,
- * so that a drift of the machine within a pair does not favour either; prints `describe` for each.
- */
-async function alternatePairs(
-  runA: (round: number) => Promise<RunFigures>,
-  runB: (round: number) => Promise<RunFigures>,
-  describe: (round: number, a: RunFigures, b: RunFigures) => string,
-): Promise<PairedRatio> {
-  const requestRatios: number[] = [];
-  const cpuRatios: number[] = [];
-  for (let round = 1; round <= Math.max(1, settings.pairs); round++) {
-    let a: RunFigures, b: RunFigures;
-    if (round % 2) {
-      a = await runA(round);
-      b = await runB(round);
-    } else {
-      b = await runB(round);
-      a = await runA(round);
-    }
-    requestRatios.push(b.requestsPerSecond / a.requestsPerSecond);
-    cpuRatios.push(cpuPerRequest(b) / cpuPerRequest(a));
-    console.log(`${''.padEnd(30)} ${describe(round, a, b)}`);
-  }
-  return { requests: median(requestRatios), cpu: median(cpuRatios), rounds: requestRatios.length };
+/** `settings.pairs` pairs of Tributary runs (see bench/pairs.ts), each pair described on a line. */
+function pairsOfRuns(runA: (round: number) => Promise<RunFigures>, runB: (round: number) => Promise<RunFigures>, describe: (round: number, a: RunFigures, b: RunFigures) => string): Promise<PairedRatio> {
+  return alternatePairs(settings.pairs, runA, runB, (r) => ({ requestsPerSecond: r.requestsPerSecond, cpuPerRequest: cpuPerRequest(r) }), (round, a, b) => console.log(`${''.padEnd(30)} ${describe(round, a, b)}`));
 }
 
 async function main(): Promise<void> {
@@ -290,7 +255,7 @@ async function main(): Promise<void> {
 
     const runs: TributaryRun[] = [];
     const keyCost = new Map<number, PairedRatio>();
-    const floorPairs = new Map<number, PairedRatio & { p99: number }>();
+    const floorPairs = new Map<number, PairedRatio>();
     if (settings.only.has('single') || settings.only.has('keyed') || settings.only.has('batch')) {
       for (const processes of settings.processes) {
         const trackers: BenchTracker[] = ['warmup', 'single', 'control', 'keyed', 'batch'].map((id) => ({ id: `bench-x${processes}-${id}`, token: generateToken() }));
@@ -330,12 +295,12 @@ async function main(): Promise<void> {
           if (floorServer) {
             const { port, pid } = floorServer;
             const runFloor = () => load(loader, [pid], redis, plan(port, '/v3/event', 1, settings.pairSeconds));
-            const paired = await alternatePairs(
+            const paired = await pairsOfRuns(
               () => runFloor(),
               (round) => measure(single, 1, `POST /v3/event #${round}`, undefined, { seconds: settings.pairSeconds, warm: false }),
               (round, floorRun, ours) => `side by side with the floor #${round}: ${fmt(ours.requestsPerSecond / floorRun.requestsPerSecond, 3)}× its req/s (floor ${fmt(floorRun.requestsPerSecond)}), ${fmt(cpuPerRequest(ours) / cpuPerRequest(floorRun), 2)}× its CPU a request`,
             );
-            floorPairs.set(processes, { ...paired, p99: alone.p99 });
+            floorPairs.set(processes, paired);
             console.log(`${''.padEnd(30)} side by side with the Koa floor, median of ${paired.rounds} pairs: ${fmt(paired.requests, 3)}× its req/s, ${fmt(paired.cpu, 2)}× its server CPU a request   ${floorVerdict(paired.requests, alone.p99, floor?.p99)}`);
           }
         }
@@ -345,7 +310,7 @@ async function main(): Promise<void> {
           // Short runs side by side, the order alternating, and the median of the pairs keep a
           // drift of the machine (a fifth over tens of seconds on some VMs) out of the ratio.
           await fillEarlierHours(redis, prefix, keyed.id);
-          const paired = await alternatePairs(
+          const paired = await pairsOfRuns(
             (round) => measure(control, 1, `POST, ${CONTROL_KEY_HEADER} #${round}`, CONTROL_KEY_HEADER, { seconds: settings.pairSeconds, warm: round === 1 }),
             (round) => measure(keyed, 1, `POST, Idempotency-Key #${round}`, 'idempotency-key', { seconds: settings.pairSeconds, warm: round === 1 }),
             (round, without, withKeys) => `round ${round}: ${fmt(withKeys.requestsPerSecond / without.requestsPerSecond, 3)}× the req/s, ${fmt(cpuPerRequest(withKeys) / cpuPerRequest(without), 3)}× the server CPU a request of the same requests with the key ignored`,

@@ -73,7 +73,8 @@ function run(plan: LoadPlan): Promise<LoadResult> {
    * given requests by `setRequests` builds them all as it starts, which for a keyed run of 10 s
    * blocked the load generator (and every request in flight) for 2 s inside the measured window.
    */
-  const build = requestBuilder({ hostname: new URL(plan.url).hostname, port: Number(new URL(plan.url).port) });
+  const target = new URL(plan.url);
+  const build = requestBuilder({ hostname: target.hostname, port: Number(target.port) });
   const builtKeyedRequests: BuiltRequest[][] = plan.keyed
     ? Array.from({ length: plan.connections }, (_, connection) =>
         keyedRequestsOf(connection, (connection * 37) % requests.length).map((request) => ({ ...request, requestBuffer: build(request)! })),

@@ -68,7 +68,7 @@ export function bucketExpiresAt(windowHours: number, nowMs: number): number {
  */
 export function dedupArgs(expiresAtMs: number, duplicatesTtlMs: number, members: readonly Buffer[], indices: readonly number[]): Array<string | Buffer> {
   const everyRecord = indices.every((index, i) => index === i);
-  return [String(expiresAtMs), String(duplicatesTtlMs), Buffer.concat(members as Buffer[]), everyRecord ? '' : indices.join(',')];
+  return [String(expiresAtMs), String(duplicatesTtlMs), Buffer.concat(members), everyRecord ? '' : indices.join(',')];
 }
 
 /**
