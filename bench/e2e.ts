@@ -2,13 +2,13 @@
  * `npm run bench:e2e` — HTTP in, local warehouse out, with Tributary run as `npm start` runs it
  * (compiled, API and workers in one process). Reports end-to-end records/s, delivery lag p50/p99,
  * Redis memory per queued record, destination writes per 1 000 records, Redis bytes per record of a
- * disabled destination's backlog (and so records per GiB), and, as a baseline measured
+ * disabled destination's backlog as routed and once compacted (and so records per GiB), and, as a baseline measured
  * in the same run, the local connector writing the same records directly (no HTTP, no Redis).
  *
  * Env: BENCH_EVENTS (default 200 000), BENCH_BATCH (records per request, default 100),
  * BENCH_CONCURRENCY (requests in flight, default 16), BENCH_RATE (records/s to pace at; default 0 =
  * as fast as possible), BENCH_PAUSED_EVENTS (single-event requests to a disabled destination, default
- * 40 000), BENCH_REDIS_URL (default redis://127.0.0.1:6379), BENCH_ONLY=paused (only the paused
+ * 40 000), BENCH_PAUSED_CONCURRENCY (of them in flight, default 50; 1 is a quiet tracker), BENCH_REDIS_URL (default redis://127.0.0.1:6379), BENCH_ONLY=paused (only the paused
  * backlog: a minute instead of several, for work on the queue's density).
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -58,14 +58,21 @@ async function baseline(events: ReturnType<typeof makeEvents>): Promise<number> 
 
 /** Single-event requests for the paused-destination phase, and how many at once. */
 const PAUSED_RECORDS = Number(process.env.BENCH_PAUSED_EVENTS ?? 40_000);
-const PAUSED_CONCURRENCY = 50;
+const PAUSED_CONCURRENCY = Number(process.env.BENCH_PAUSED_CONCURRENCY ?? 50);
+
+/** A paused backlog's size in Redis: its stream's entries and bytes a record. */
+interface BacklogSize {
+  entries: number;
+  bytesPerRecord: number;
+}
 
 /**
  * What a destination's backlog costs in Redis: single-event requests to a tracker whose only
- * destination is disabled, once the router has moved them all to its stream,
- * measured as the stream's MEMORY USAGE. Below DESTINATION_REDIS_CAP_RECORDS, so nothing spills.
+ * destination is disabled, measured as the stream's MEMORY USAGE once the router has moved them all
+ * to its stream (`routed`), and again once the compactor (jobs/compactor.ts) has left it alone
+ * for 3 s (`compacted`). Below DESTINATION_REDIS_CAP_RECORDS, so nothing spills.
  */
-async function pausedBacklog(base: string, token: string, events: ReturnType<typeof makeEvents>, redis: Redis, prefix: string): Promise<{ records: number; entries: number; bytesPerRecord: number }> {
+async function pausedBacklog(base: string, token: string, events: ReturnType<typeof makeEvents>, redis: Redis, prefix: string): Promise<{ records: number; routed: BacklogSize; compacted: BacklogSize }> {
   const keys = deliveryKeys(prefix, { trackerId: 'paused', destinationId: 'local' });
   let next = 0;
   await Promise.all(
@@ -83,8 +90,16 @@ async function pausedBacklog(base: string, token: string, events: ReturnType<typ
     await new Promise((r) => setTimeout(r, 100));
   }
   // The stream's own size (exact, SAMPLES 0): Redis' used_memory moves with whatever else uses it.
-  const bytes = Number(await redis.call('MEMORY', 'USAGE', keys.stream, 'SAMPLES', '0'));
-  return { records: PAUSED_RECORDS, entries: await redis.xlen(keys.stream), bytesPerRecord: bytes / PAUSED_RECORDS };
+  const size = async (): Promise<BacklogSize> => ({ entries: await redis.xlen(keys.stream), bytesPerRecord: Number(await redis.call('MEMORY', 'USAGE', keys.stream, 'SAMPLES', '0')) / PAUSED_RECORDS });
+  const routed = await size();
+  let compacted = routed;
+  for (let unchanged = 0, i = 0; unchanged < 6 && i < 120; i++) {
+    await new Promise((r) => setTimeout(r, 500));
+    const now = await size();
+    unchanged = now.entries === compacted.entries ? unchanged + 1 : 0;
+    compacted = now;
+  }
+  return { records: PAUSED_RECORDS, routed, compacted };
 }
 
 async function main(): Promise<void> {
@@ -206,7 +221,10 @@ async function main(): Promise<void> {
 }
 
 function printPaused(paused: Awaited<ReturnType<typeof pausedBacklog>>): void {
-  console.log(`paused backlog         ${fmt(paused.bytesPerRecord)} bytes of Redis per queued record (${fmt(paused.records)} single-event requests, ${PAUSED_CONCURRENCY} in flight, to a disabled destination; ${fmt(paused.records / paused.entries, 1)} records per stream entry): ${fmt(2 ** 30 / paused.bytesPerRecord)} records per GiB`);
+  const line = (size: BacklogSize) => `${fmt(size.bytesPerRecord)} bytes of Redis per queued record (${fmt(paused.records / size.entries, 1)} records per stream entry): ${fmt(2 ** 30 / size.bytesPerRecord)} records per GiB`;
+  console.log(`paused backlog         ${fmt(paused.records)} single-event requests, ${PAUSED_CONCURRENCY} in flight, to a disabled destination`);
+  console.log(`  as routed            ${line(paused.routed)}`);
+  console.log(`  compacted            ${line(paused.compacted)}`);
 }
 
 /** Lists the largest keys the run left (there should be none of size), then deletes them. */

@@ -3,7 +3,7 @@ import type { ConnectorError } from '../connectors/errors';
 import type { DestinationDetails } from '../connectors/types';
 import { DestinationSeries } from './destination-series';
 import { streamIdTime, type DeliveryKeys } from './keys';
-import { rangeStartAfter } from './stream-entries';
+import { entryQueuedSince, rangeStartAfter } from './stream-entries';
 import type { SpoolBacklog } from './spool';
 
 // Sets fields of the status hash. HDEL of the same fields first: the hash keeps a fixed set of
@@ -117,7 +117,8 @@ export class DestinationStatusStore {
     const queued = count === null ? length : Number(count);
     const oldest = await this.redis.xrange(this.keys.stream, cursor ? rangeStartAfter(cursor) : '-', '+', 'COUNT', 1);
     const spooled = Number(hash.spooled ?? 0);
-    const oldestId = (spooled > 0 && hash.spoolOldestId) || oldest[0]?.[0];
+    const first = oldest[0];
+    const oldestAt = spooled > 0 && hash.spoolOldestId ? streamIdTime(hash.spoolOldestId) : first ? entryQueuedSince(first[0], first[1]) : undefined;
     return {
       queued: Math.max(0, queued) + spooled,
       inRedis: Math.max(0, queued),
@@ -129,7 +130,7 @@ export class DestinationStatusStore {
       delivered: Number(hash.delivered ?? 0),
       batches: Number(hash.batches ?? 0),
       deadLettered,
-      lagMs: oldestId ? Math.max(0, now - streamIdTime(oldestId)) : 0,
+      lagMs: oldestAt === undefined ? 0 : Math.max(0, now - oldestAt),
       lastDeliveredAt: hash.lastDeliveredAt ?? null,
       lastError: hash.lastError ? (JSON.parse(hash.lastError) as DestinationStatus['lastError']) : null,
       paused: hash.paused || null,

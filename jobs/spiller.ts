@@ -7,6 +7,7 @@ import { compareStreamIds, entryIdOf, nextStreamId, type DeliveryKeys as Keys } 
 import { rangeStartAfter, recordsAfter, type StreamRecord } from './stream-entries';
 import { Spool, type SpooledEntry } from './spool';
 import { DestinationStatusStore } from './destination-status';
+import type { StreamCompactor } from './compactor';
 
 /**
  * Commits a spilled frame: RedisClient lets go of the records the frame holds, if this process still
@@ -79,6 +80,8 @@ export class Spiller {
     private readonly spool: Spool,
     private readonly opts: SpillOptions,
     private readonly logger: Logger,
+    /** Given while nothing delivers the destination: its backlog is kept dense between spills. */
+    private readonly compactor?: StreamCompactor,
   ) {
     this.status = new DestinationStatusStore(redis, keys);
   }
@@ -88,6 +91,8 @@ export class Spiller {
     while (!signal.aborted) {
       try {
         await this.spillExcess(signal);
+        // After spilling: the spiller moves the oldest entries, the compactor rewrites the newest.
+        await this.compactor?.compact();
         await this.reportGrowth();
       } catch (err) {
         if (err instanceof SpillStoppedError) throw err;

@@ -1,5 +1,5 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import { compareStreamIds, entryIdOf } from './keys';
+import { compareStreamIds, entryIdOf, streamIdTime } from './keys';
 
 /**
  * How records sit in a destination's stream. The router writes a tracker partition's records of
@@ -10,7 +10,9 @@ import { compareStreamIds, entryIdOf } from './keys';
  * and about 180 alone, against about 460 as plain JSON in an entry of its own (bench/RESULTS.md).
  * A record in a block is known by `<entry id>#<k>` (k from 0), which orders after the entries
  * before it and before the ones after it. A record as plain `r <json>` keeps its entry's id:
- * replayed dead letters, a tracker's backlog, and streams written before blocks.
+ * replayed dead letters, a tracker's backlog, and streams written before blocks. An entry that
+ * merges older ones (jobs/compactor.ts) also holds `t <ms>`: when its oldest record was first
+ * queued, which its own id no longer tells.
  */
 
 /** One record as delivery sees it: its id (see above) and its JSON text. */
@@ -35,9 +37,32 @@ const DICTIONARY_1 = Buffer.from(
   ].join('\n'),
 );
 
-/** The fields of one stream entry holding `records` (JSON texts, which never contain a raw newline). */
-export function entryFields(records: readonly string[]): Array<string | Buffer> {
-  return ['n', String(records.length), 'b1', deflateRawSync(Buffer.from(records.join('\n')), { dictionary: DICTIONARY_1 })];
+/**
+ * The fields of one stream entry holding `records` (JSON texts, which never contain a raw newline);
+ * `queuedSince` (ms) when the records were queued before the entry is written.
+ */
+export function entryFields(records: readonly string[], queuedSince?: number): Array<string | Buffer> {
+  const fields: Array<string | Buffer> = ['n', String(records.length), 'b1', deflateRawSync(Buffer.from(records.join('\n')), { dictionary: DICTIONARY_1 })];
+  if (queuedSince !== undefined) fields.push('t', String(queuedSince));
+  return fields;
+}
+
+/** A field's value of an entry as XRANGE returns it, if the entry has it. */
+function fieldOf(fields: ReadonlyArray<string | Buffer>, name: string): string | Buffer | undefined {
+  for (let i = 0; i + 1 < fields.length; i += 2) if (String(fields[i]) === name) return fields[i + 1];
+  return undefined;
+}
+
+/** Records an entry holds, read from its fields without decoding its block. */
+export function entryRecordCount(fields: ReadonlyArray<string | Buffer>): number {
+  const n = fieldOf(fields, 'n');
+  return n === undefined ? 1 : Number(String(n));
+}
+
+/** When the oldest record of an entry was queued (ms): its `t`, else its id's time. */
+export function entryQueuedSince(id: string, fields: ReadonlyArray<string | Buffer>): number {
+  const t = fieldOf(fields, 't');
+  return t === undefined ? streamIdTime(id) : Number(String(t));
 }
 
 /** The records of one entry as XRANGE returns it (fields read as buffers), with their ids. */

@@ -87,3 +87,34 @@ test('past its cap a disabled destination spills to disk; enabled, it gets every
   expect(await api.runtime.redis.xlen(pausedKeys.stream)).toBe(0);
   await waitFor(() => readdirSync(spoolDirectory(dataDir, api.tracker.id, 'paused')).length === 0, { message: 'spool segments deleted' });
 });
+
+test('a quiet tracker’s single records to a disabled destination are compacted beside the spill; enabled, it gets every record once, in order', async () => {
+  const name = `quiet-${randomUUID()}`;
+  const { tracker, token } = await api.addTracker({ destinations: [{ id: 'quiet', type: 'memory', enabled: false, settings: { name } }] });
+  const keys = deliveryKeys(api.prefix, { trackerId: tracker.id, destinationId: 'quiet' });
+  const status = new DestinationStatusStore(api.runtime.redis, keys);
+  const send = (p: string, body: unknown) => api.http.post(p).set('Authorization', `Tracker ${token}`).send(body as object);
+  // One request at a time: the router writes each record as an entry of its own.
+  const sent: string[] = [];
+  for (let i = 0; i < 300; i++) {
+    const res = i % 6 === 5 ? await send('/v3/user', { _uid: 'q1', plan: `q${i}` }) : await send('/v3/event', { _event: 'quiet', n: i });
+    expect(res.status).toBe(202);
+    if (i % 6 !== 5) sent.push(res.body.id as string);
+  }
+  // Past the cap (200) the oldest went to disk; the rest sit in a few large blocks, not 100 entries.
+  const settled = await waitFor(async () => {
+    const s = await status.read();
+    const entries = await api.runtime.redis.xlen(keys.stream);
+    return s.queued === 300 && s.spooled > 0 && entries <= 8 ? { ...s, entries } : undefined;
+  }, { message: 'spilled and compacted' });
+  expect(settled.inRedis / settled.entries).toBeGreaterThan(10);
+
+  await api.runtime.store.update(tracker.id, (t) => ({ ...t, destinations: t.destinations.map((d) => ({ ...d, enabled: true })) }));
+  const dest = memoryDestination(name);
+  await waitFor(() => dest.written.length >= 300, { message: 'the backlog delivered', timeoutMs: 20_000 });
+  await waitFor(async () => (await status.read()).queued === 0, { message: 'nothing left queued' });
+  expect(dest.written.filter((r) => r.kind === 'event').map((r) => r.id)).toEqual(sent);
+  expect(dest.written.filter((r) => r.kind === 'user').map((r) => r.properties.plan)).toEqual(Array.from({ length: 50 }, (_, k) => `q${k * 6 + 5}`));
+  expect([...dest.attempts.values()].every((n) => n === 1)).toBe(true);
+  expect(await api.runtime.redis.xlen(keys.stream)).toBe(0);
+});
