@@ -1,6 +1,7 @@
 import type { RedisClient } from '../src/core/redis/cluster';
 import type { Logger } from '../src/core/logger';
 import type { LeaderLock } from './leader-lock';
+import type { StreamReadTurns } from './read-turns';
 import { compareStreamIds, entryIdOf, ENSURE_COUNT, type DeliveryKeys } from './keys';
 import { entryFields, entryQueuedSince, entryRecordCount, entryRecords } from './stream-entries';
 
@@ -66,13 +67,13 @@ export interface CompactionPlan {
 }
 
 /**
- * Keeps a destination's backlog dense while nothing delivers it (disabled, or waiting for settings
- * it can take). The router writes what one routing step brings as one block, so a quiet tracker's
+ * Keeps a destination's backlog dense while nothing delivers it: disabled, waiting for settings it
+ * can take, or failing (its delivery loop stalled between attempts, jobs/read-turns.ts). The router writes what one routing step brings as one block, so a quiet tracker's
  * backlog is a long run of blocks of one or a few records, each paying a stream entry's overhead and
  * compressing poorly. Every pass rewrites the newest run of small blocks as blocks of
  * COMPACT_BLOCK_RECORDS, oldest first, so the records keep their order; a record's id changes with
  * its block, which is why this runs only where no delivery has read them: under the destination's
- * lease (checked by the script), in the run that has no delivery loop. Only the newest run of
+ * lease (checked by the script), past every entry its delivery loop, if any, has read. Only the newest run of
  * small entries is rewritten, so a pass costs what arrived since the last one: small entries behind
  * a full block (written before the destination was disabled, or before a restart) stay as they
  * are, and are the first to go to disk.
@@ -83,22 +84,32 @@ export class StreamCompactor {
     private readonly keys: DeliveryKeys,
     private readonly lock: LeaderLock,
     private readonly logger: Logger,
+    /** Given when a delivery loop runs beside: passes then run only in turn with it, while it is stalled. */
+    private readonly turns?: StreamReadTurns,
   ) {}
 
   /** One pass: the entries removed (0 when there was nothing to do or the stream moved). */
   async compact(): Promise<number> {
-    const plan = await this.plan();
+    if (!this.turns) return this.pass('0-0');
+    return (await this.turns.whileStalled((readThrough) => this.pass(readThrough))) ?? 0;
+  }
+
+  private async pass(readThrough: string): Promise<number> {
+    const plan = await this.plan(readThrough);
     if (!plan || !(await this.commit(plan))) return 0;
     const removed = plan.oldIds.length - plan.blocks.length;
     this.logger.debug({ entries: plan.oldIds.length, blocks: plan.blocks.length }, 'queued records compacted into larger blocks');
     return removed;
   }
 
-  /** What a pass would rewrite, or undefined when the newest entries are few or large already. */
-  async plan(): Promise<CompactionPlan | undefined> {
+  /**
+   * What a pass would rewrite, or undefined when the newest entries are few or large already.
+   * `readThrough`: the last entry a delivery loop beside has read, left alone with all before it.
+   */
+  async plan(readThrough = '0-0'): Promise<CompactionPlan | undefined> {
     const [cursor = null, spilled = null] = await this.redis.mget(this.keys.cursor, this.keys.spilled);
     // An entry at or before the cursor's own or the spilled one's holds records delivered or on disk.
-    let floor = '0-0';
+    let floor = readThrough;
     for (const id of [cursor, spilled]) if (id !== null && compareStreamIds(entryIdOf(id), floor) > 0) floor = entryIdOf(id);
     const raw = await this.redis.xrevrangeBuffer(this.keys.stream, '+', '-', 'COUNT', SCAN_ENTRIES);
     const small: Array<[string, Buffer[]]> = [];

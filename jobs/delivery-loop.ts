@@ -13,6 +13,7 @@ import { DestinationStatusStore } from './destination-status';
 import { CONFIRM_SERIES, MAX_MARKERS, seriesSlot } from './destination-series';
 import { compareStreamIds, entryIdOf, nextStreamId, streamIdTime, type DeliveryKeys } from './keys';
 import { rangeStartAfter, recordsAfter, type StreamRecord } from './stream-entries';
+import { StreamReadTurns } from './read-turns';
 import type { Spool } from './spool';
 import type { LeaderLock } from './leader-lock';
 
@@ -135,6 +136,8 @@ export class DeliveryLoop {
     private readonly logger: Logger,
     /** Where the oldest undelivered records may be, on disk: read before the stream. */
     private readonly spool: Spool,
+    /** Shared with the compactor, which may rewrite what this loop has not read while it is stalled. */
+    private readonly turns = new StreamReadTurns(),
   ) {
     this.deadLetters = new DeadLetterStore(redis, keys);
     this.status = new DestinationStatusStore(redis, keys);
@@ -165,6 +168,7 @@ export class DeliveryLoop {
           return;
         }
         cursor = last;
+        this.turns.setStalled(false);
         await this.afterSpoolBatch(cursor);
         if (this.writer.details) await this.status.setDetails(this.writer.details());
       } catch (err) {
@@ -238,7 +242,11 @@ export class DeliveryLoop {
    * large blocks is not read (and sent over the network) a thousand entries at a time for a batch
    * of a thousand records, nor a stream of single records one entry at a time.
    */
-  private async readAfter(cursor: string, maxRecords: number): Promise<{ records: StreamRecord[]; lastEntry: string }> {
+  private readAfter(cursor: string, maxRecords: number): Promise<{ records: StreamRecord[]; lastEntry: string }> {
+    return this.turns.read(() => this.readPages(cursor, maxRecords));
+  }
+
+  private async readPages(cursor: string, maxRecords: number): Promise<{ records: StreamRecord[]; lastEntry: string }> {
     const records: StreamRecord[] = [];
     let lastEntry = entryIdOf(cursor);
     let start = rangeStartAfter(cursor);
@@ -342,6 +350,7 @@ export class DeliveryLoop {
         attempt++;
         await this.status.recordError(error, new Date(), { attempts: attempt, at: new Date(Date.now() + wait) });
         this.logger.warn({ kind: error.kind, reason: error.details.reason, err: error.message, attempt, waitMs: wait, records: pending.length }, 'destination write failed; retrying');
+        this.turns.setStalled(true);
         await sleep(wait, signal);
         continue;
       }
@@ -363,7 +372,10 @@ export class DeliveryLoop {
       await this.deadLetters.add(dead);
       deadLettered += dead.length;
       pending = again;
-      if (pending.length > 0) await sleep(backoffDelay(attempt++, this.opts.backoff, retryAfterMs), signal);
+      if (pending.length > 0) {
+        this.turns.setStalled(true);
+        await sleep(backoffDelay(attempt++, this.opts.backoff, retryAfterMs), signal);
+      }
     }
     return deadLettered;
   }

@@ -12,6 +12,7 @@ import { openSpool, Spiller, SpoolMissingError, type SpillOptions } from './spil
 import { spoolDirectory, type Spool } from './spool';
 import { DeliveryLoop, type DeliveryLoopOptions } from './delivery-loop';
 import { StreamCompactor } from './compactor';
+import { StreamReadTurns } from './read-turns';
 import { DestinationStatusStore } from './destination-status';
 import { DestinationSeries } from './destination-series';
 import { partitionDeliveryKeys, type DeliveryKeys, type DestinationRef } from './keys';
@@ -62,7 +63,7 @@ const refKey = (ref: DestinationRef) => `${ref.trackerId}/${ref.destinationId}${
  * destination starts within one discovery interval, a removed one stops, one whose settings changed
  * (enabled or disabled included) restarts with the new settings. Under each lease a spiller keeps
  * the destination's Redis stream under its cap (jobs/spiller.ts) and, when enabled, a delivery loop
- * delivers it, disk spool first; when not, a compactor keeps its backlog dense (jobs/compactor.ts).
+ * delivers it, disk spool first; a compactor keeps the backlog dense while nothing reads it (jobs/compactor.ts).
  */
 export class DeliverySupervisor {
   private readonly running = new Map<string, Running>();
@@ -163,8 +164,9 @@ export class DeliverySupervisor {
         // Not awaited when the run ends: it stops at the abort, and a sample still in flight is harmless (it writes its minute).
         void series.runSampler(running.signal, () => status.read(), this.opts.sampleMs);
         const delivering = destination.enabled && !refusal;
-        // Where nothing delivers, nothing reads the stream: its backlog can be rewritten denser.
-        const compactor = delivering ? undefined : new StreamCompactor(this.redis, keys, lock, log);
+        // The backlog is rewritten denser where nothing reads it: without a delivery loop, or past what a stalled one has read.
+        const turns = delivering ? new StreamReadTurns() : undefined;
+        const compactor = new StreamCompactor(this.redis, keys, lock, log, turns);
         const spilling = new Spiller(this.redis, keys, lock, spool, this.opts.spill, log, compactor).run(running.signal).catch((err: unknown) => {
           log.warn({ err: (err as Error).message }, 'spilling stopped; the destination starts over');
           running.abort(err);
@@ -172,7 +174,7 @@ export class DeliverySupervisor {
         if (delivering) {
           writer = await connector.open({ ...ref, settings: settings.data, dataDir: this.opts.dataDir, logger: log, now: () => new Date() });
           log.info('delivering');
-          await new DeliveryLoop(this.redis, blocking, keys, writer, lock, { ...this.opts.delivery, batch: connector.batch }, log, spool).run(running.signal);
+          await new DeliveryLoop(this.redis, blocking, keys, writer, lock, { ...this.opts.delivery, batch: connector.batch }, log, spool, turns).run(running.signal);
           running.abort(new Error('delivery loop ended'));
         }
         await spilling;

@@ -3,6 +3,7 @@ import { COMPACT_BLOCK_RECORDS, StreamCompactor } from '../../jobs/compactor';
 import { DestinationStatusStore } from '../../jobs/destination-status';
 import { deliveryKeys, streamIdTime } from '../../jobs/keys';
 import { LeaderLock } from '../../jobs/leader-lock';
+import { StreamReadTurns } from '../../jobs/read-turns';
 import { entryFields, entryRecordCount, entryRecords } from '../../jobs/stream-entries';
 import { createLogger } from '../../src/core/logger';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
@@ -152,4 +153,28 @@ test('a stream from before record counts (one record an entry, no count) gets it
   for (let i = 0; i < 10; i++) await redis.xadd(keys.stream, '*', 'r', record(serial++));
   expect(await new StreamCompactor(redis, keys, lock, logger).compact()).toBe(9);
   expect(Number(await redis.get(keys.queued))).toBe(10);
+});
+
+test('beside a delivery loop, passes run only while it is stalled, never over what it has read, and never during a read', async () => {
+  const turns = new StreamReadTurns();
+  const compactor = new StreamCompactor(redis, keys, lock, logger, turns);
+  await route(Array.from({ length: 12 }, () => 1));
+  const [, , third] = await redis.xrange(keys.stream, '-', '+');
+  await turns.read(async () => ({ lastEntry: third![0] }));
+  expect(await compactor.compact()).toBe(0);
+  turns.setStalled(true);
+  // A read in progress holds the pass back until it is done, and what it read is left alone.
+  let release!: () => void;
+  const reading = turns.read(() => new Promise<{ lastEntry: string }>((r) => (release = () => r({ lastEntry: third![0] }))));
+  const pass = compactor.compact();
+  expect(await redis.xlen(keys.stream)).toBe(12);
+  release();
+  await reading;
+  expect(await pass).toBe(8);
+  const ids = (await redis.xrange(keys.stream, '-', '+')).map(([id]) => id);
+  expect(ids.slice(0, 3)).toEqual((await redis.xrange(keys.stream, '-', third![0])).map(([id]) => id));
+  expect(ids).toHaveLength(4);
+  turns.setStalled(false);
+  await route(Array.from({ length: 10 }, () => 1));
+  expect(await compactor.compact()).toBe(0);
 });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { RetryableError } from '../../connectors/errors';
 import { ConnectorRegistry } from '../../connectors/registry';
 import { DestinationStatusStore } from '../../jobs/destination-status';
 import { deliveryKeys } from '../../jobs/keys';
@@ -88,33 +89,67 @@ test('past its cap a disabled destination spills to disk; enabled, it gets every
   await waitFor(() => readdirSync(spoolDirectory(dataDir, api.tracker.id, 'paused')).length === 0, { message: 'spool segments deleted' });
 });
 
+/** 300 requests to a tracker one at a time (the router writes each record as an entry of its own): events, and every sixth a user update. */
+async function sendOneByOne(token: string): Promise<{ events: string[]; plans: string[] }> {
+  const send = (p: string, body: unknown) => api.http.post(p).set('Authorization', `Tracker ${token}`).send(body as object);
+  const events: string[] = [];
+  const plans: string[] = [];
+  for (let i = 0; i < 300; i++) {
+    const user = i % 6 === 5;
+    const res = user ? await send('/v3/user', { _uid: 'q1', plan: `q${i}` }) : await send('/v3/event', { _event: 'quiet', n: i });
+    expect(res.status).toBe(202);
+    if (user) plans.push(`q${i}`);
+    else events.push(res.body.id as string);
+  }
+  return { events, plans };
+}
+
+/** Waits until the destination's 300 records are queued, some on disk, and the rest in a few large blocks (not 100 entries). */
+async function spilledAndCompacted(keys: ReturnType<typeof deliveryKeys>, queued: number): Promise<void> {
+  const status = new DestinationStatusStore(api.runtime.redis, keys);
+  const settled = await waitFor(async () => {
+    const s = await status.read();
+    const entries = await api.runtime.redis.xlen(keys.stream);
+    return s.queued === queued && s.spooled > 0 && entries <= 10 ? { ...s, entries } : undefined;
+  }, { message: 'spilled and compacted' });
+  expect(settled.inRedis / settled.entries).toBeGreaterThan(10);
+}
+
 test('a quiet tracker’s single records to a disabled destination are compacted beside the spill; enabled, it gets every record once, in order', async () => {
   const name = `quiet-${randomUUID()}`;
   const { tracker, token } = await api.addTracker({ destinations: [{ id: 'quiet', type: 'memory', enabled: false, settings: { name } }] });
   const keys = deliveryKeys(api.prefix, { trackerId: tracker.id, destinationId: 'quiet' });
-  const status = new DestinationStatusStore(api.runtime.redis, keys);
-  const send = (p: string, body: unknown) => api.http.post(p).set('Authorization', `Tracker ${token}`).send(body as object);
-  // One request at a time: the router writes each record as an entry of its own.
-  const sent: string[] = [];
-  for (let i = 0; i < 300; i++) {
-    const res = i % 6 === 5 ? await send('/v3/user', { _uid: 'q1', plan: `q${i}` }) : await send('/v3/event', { _event: 'quiet', n: i });
-    expect(res.status).toBe(202);
-    if (i % 6 !== 5) sent.push(res.body.id as string);
-  }
-  // Past the cap (200) the oldest went to disk; the rest sit in a few large blocks, not 100 entries.
-  const settled = await waitFor(async () => {
-    const s = await status.read();
-    const entries = await api.runtime.redis.xlen(keys.stream);
-    return s.queued === 300 && s.spooled > 0 && entries <= 8 ? { ...s, entries } : undefined;
-  }, { message: 'spilled and compacted' });
-  expect(settled.inRedis / settled.entries).toBeGreaterThan(10);
+  const sent = await sendOneByOne(token);
+  await spilledAndCompacted(keys, 300);
 
   await api.runtime.store.update(tracker.id, (t) => ({ ...t, destinations: t.destinations.map((d) => ({ ...d, enabled: true })) }));
   const dest = memoryDestination(name);
   await waitFor(() => dest.written.length >= 300, { message: 'the backlog delivered', timeoutMs: 20_000 });
-  await waitFor(async () => (await status.read()).queued === 0, { message: 'nothing left queued' });
-  expect(dest.written.filter((r) => r.kind === 'event').map((r) => r.id)).toEqual(sent);
-  expect(dest.written.filter((r) => r.kind === 'user').map((r) => r.properties.plan)).toEqual(Array.from({ length: 50 }, (_, k) => `q${k * 6 + 5}`));
+  await waitFor(async () => (await new DestinationStatusStore(api.runtime.redis, keys).read()).queued === 0, { message: 'nothing left queued' });
+  expect(dest.written.filter((r) => r.kind === 'event').map((r) => r.id)).toEqual(sent.events);
+  expect(dest.written.filter((r) => r.kind === 'user').map((r) => r.properties.plan)).toEqual(sent.plans);
+  expect([...dest.attempts.values()].every((n) => n === 1)).toBe(true);
+  expect(await api.runtime.redis.xlen(keys.stream)).toBe(0);
+});
+
+test('a failing destination’s backlog past the batch its loop holds is compacted; recovered, it gets every record once, in order', async () => {
+  const name = `flaky-${randomUUID()}`;
+  const dest = memoryDestination(name);
+  dest.failNext = Array.from({ length: 100_000 }, () => new RetryableError('destination down', { status: 503 }));
+  const { tracker, token } = await api.addTracker({ destinations: [{ id: 'flaky', type: 'memory', enabled: true, settings: { name } }] });
+  const keys = deliveryKeys(api.prefix, { trackerId: tracker.id, destinationId: 'flaky' });
+  const send = (body: unknown) => api.http.post('/v3/event').set('Authorization', `Tracker ${token}`).send(body as object);
+  // The loop takes the first record as a batch and keeps failing to write it.
+  const firstId = (await send({ _event: 'first' })).body.id as string;
+  await waitFor(() => dest.writes >= 3, { message: 'the loop failing on its first batch' });
+  const sent = await sendOneByOne(token);
+  await spilledAndCompacted(keys, 301);
+
+  dest.failNext.length = 0;
+  await waitFor(() => dest.written.length >= 301, { message: 'the backlog delivered', timeoutMs: 20_000 });
+  await waitFor(async () => (await new DestinationStatusStore(api.runtime.redis, keys).read()).queued === 0, { message: 'nothing left queued' });
+  expect(dest.written.filter((r) => r.kind === 'event').map((r) => r.id)).toEqual([firstId, ...sent.events]);
+  expect(dest.written.filter((r) => r.kind === 'user').map((r) => r.properties.plan)).toEqual(sent.plans);
   expect([...dest.attempts.values()].every((n) => n === 1)).toBe(true);
   expect(await api.runtime.redis.xlen(keys.stream)).toBe(0);
 });
