@@ -11,10 +11,11 @@ import { deletePrefix } from './queue-records';
 import { startTributary, type TributaryServer } from './tributary-server';
 
 /**
- * `npm run bench:ab -- --b=--max-semi-space-size=64 [--a=FLAGS] [--records 1] [--rounds 10] [--seconds 2]`
+ * `npm run bench:ab -- --b=--max-semi-space-size=64 [--a=FLAGS] [--a-env='K=V …'] [--b-env='K=V …'] [--records 1] [--rounds 10] [--seconds 2]`
  * (flags after `=`, quoted when several: `--b='--flag-one --flag-two'`)
  *
- * Two API servers at once (`start:api`'s flags, then `--a`'s or `--b`'s node flags), each under a
+ * Two API servers at once (`start:api`'s flags, then `--a`'s or `--b`'s node flags, and `--a-env`'s
+ * or `--b-env`'s settings, e.g. `--b-env=REQUEST_HISTORY_SIZE=0` for what the history costs), each under a
  * Redis prefix of its own, loaded in turn by the same load generator for `--seconds` at a time,
  * `--rounds` pairs, the order alternating. On a VM whose speed drifts by a fifth over tens of
  * seconds, runs of 10 s one after the other measured the drift more than the change; short runs
@@ -22,12 +23,23 @@ import { startTributary, type TributaryServer } from './tributary-server';
  * second and of server CPU a request. `--records 100` sends arrays of 100 events.
  */
 const { values: args } = parseArgs({
-  options: { a: { type: 'string' }, b: { type: 'string' }, records: { type: 'string' }, rounds: { type: 'string' }, seconds: { type: 'string' } },
+  options: { a: { type: 'string' }, b: { type: 'string' }, 'a-env': { type: 'string' }, 'b-env': { type: 'string' }, records: { type: 'string' }, rounds: { type: 'string' }, seconds: { type: 'string' } },
 });
 const flags = (raw: string | undefined) => (raw ?? '').split(' ').filter(Boolean);
+/** `K=V K=V` → settings. */
+const envOf = (raw: string | undefined): Record<string, string> =>
+  Object.fromEntries(
+    flags(raw).map((pair) => {
+      const eq = pair.indexOf('=');
+      if (eq < 1) throw new Error(`--a-env and --b-env take NAME=value pairs, got ${pair}`);
+      return [pair.slice(0, eq), pair.slice(eq + 1)];
+    }),
+  );
 const settings = {
   a: flags(args.a),
   b: flags(args.b),
+  aEnv: envOf(args['a-env']),
+  bEnv: envOf(args['b-env']),
   records: Number(args.records ?? 1),
   rounds: Number(args.rounds ?? 10),
   seconds: Number(args.seconds ?? 2),
@@ -46,8 +58,8 @@ async function main(): Promise<void> {
   try {
     await nextMessage(loader, 'ready');
     const trackers = [{ id: 'ab', token: generateToken() }, { id: 'ab', token: generateToken() }] as const;
-    for (const [i, nodeArgs] of [settings.a, settings.b].entries()) {
-      servers.push(await startTributary({ redis, redisUrl: 'redis://127.0.0.1:6379', prefix: prefixes[i]!, trackers: [trackers[i]!], processes: 1, nodeArgs }));
+    for (const [i, [nodeArgs, env]] of ([[settings.a, settings.aEnv], [settings.b, settings.bEnv]] as const).entries()) {
+      servers.push(await startTributary({ redis, redisUrl: 'redis://127.0.0.1:6379', prefix: prefixes[i]!, trackers: [trackers[i]!], processes: 1, nodeArgs, env }));
     }
     const run = async (i: 0 | 1, seconds: number): Promise<Sample> => {
       const server = servers[i]!;
@@ -57,7 +69,8 @@ async function main(): Promise<void> {
       return { requestsPerSecond: result.requestsPerSecond, cpuPerRequest: (processCpuSeconds(server.pids[0]!) - cpu0) / Math.max(result.responses, 1), p99: result.p99 };
     };
     console.log(`# bench:ab  ${new Date().toISOString()}  ${os.cpus().length} × ${os.cpus()[0]?.model ?? '?'}; node ${process.version}`);
-    console.log(`A: start:api ${settings.a.join(' ')}\nB: start:api ${settings.b.join(' ')}\n${settings.records === 1 ? 'single events' : `arrays of ${settings.records}`}, 50 connections, ${settings.rounds} pairs of ${settings.seconds} s\n`);
+    const label = (nodeArgs: readonly string[], env: Record<string, string>) => [...Object.entries(env).map(([k, v]) => `${k}=${v}`), 'start:api', ...nodeArgs].join(' ');
+    console.log(`A: ${label(settings.a, settings.aEnv)}\nB: ${label(settings.b, settings.bEnv)}\n${settings.records === 1 ? 'single events' : `arrays of ${settings.records}`}, 50 connections, ${settings.rounds} pairs of ${settings.seconds} s\n`);
     await run(0, 3);
     await run(1, 3);
     const show = (s: Sample) => `${s.requestsPerSecond.toFixed(0).padStart(6)} req/s ${(s.cpuPerRequest * 1e6).toFixed(0).padStart(5)} µs/req p99 ${String(s.p99).padStart(3)} ms`;

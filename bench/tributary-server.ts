@@ -71,7 +71,8 @@ export async function poll<T>(what: string, check: () => Promise<T | undefined>,
  * the benchmark's trackers created first. The 2xx answers and stored records are read from its
  * /metrics, which sums every API process.
  */
-export async function startTributary(options: { redis: Redis; redisUrl: string; prefix: string; trackers: BenchTracker[]; processes: number; nodeArgs: string[] }): Promise<TributaryServer> {
+/** `env`: settings of the server's own beside the benchmark's (bench:ab's `--a-env`, `--b-env`). */
+export async function startTributary(options: { redis: Redis; redisUrl: string; prefix: string; trackers: BenchTracker[]; processes: number; nodeArgs: string[]; env?: Record<string, string> }): Promise<TributaryServer> {
   const store = new TrackerStore(options.redis, options.prefix);
   for (const t of options.trackers) {
     const created = await store.create(TrackerSchema.parse({ id: t.id, name: `Benchmark ${t.id}`, tokens: [{ token: t.token }] }));
@@ -92,6 +93,7 @@ export async function startTributary(options: { redis: Redis; redisUrl: string; 
       ADMIN_TOKEN: `adm_${randomBytes(24).toString('base64url')}`,
       TRIBUTARY_CONFIG: '',
       PUBLIC_URL: '',
+      ...options.env,
     },
     stdio: ['ignore', 'inherit', 'inherit'],
   });

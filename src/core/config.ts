@@ -71,6 +71,7 @@ const EnvSchema = z.object({
   REQUEST_HISTORY_ENTRY_BYTES: int(1024, 256),
   UNKNOWN_TOKEN_HISTORY_SIZE: int(1000, 0),
   UNKNOWN_TOKEN_HISTORY_PER_MINUTE: int(60, 0),
+  REQUEST_HISTORY_ACCEPTED_PER_SECOND: int(100, 0),
   TRAFFIC_FLUSH_MS: int(5000, 50),
 });
 
@@ -156,6 +157,8 @@ export interface Config {
     unknownSize: number;
     /** Of those, how many each API process keeps per minute at most; the others are only counted. Default 60. */
     unknownPerMinute: number;
+    /** Accepted requests of one tracker each API process keeps per second at most (refused ones are all kept); the others are only counted. Default 100. */
+    acceptedPerSecond: number;
   };
   /**
    * How often each API process sends its per-minute record counts (the console's pictures over
@@ -292,6 +295,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       entryBytes: e.REQUEST_HISTORY_ENTRY_BYTES,
       unknownSize: e.UNKNOWN_TOKEN_HISTORY_SIZE,
       unknownPerMinute: e.UNKNOWN_TOKEN_HISTORY_PER_MINUTE,
+      acceptedPerSecond: e.REQUEST_HISTORY_ACCEPTED_PER_SECOND,
     }),
     trafficFlushMs: e.TRAFFIC_FLUSH_MS,
     delivery: Object.freeze({

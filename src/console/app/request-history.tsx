@@ -157,7 +157,7 @@ function RequestItem({ entry: e, showToken }: { entry: RequestEntry; showToken: 
             {e.suppressed ? (
               <>
                 <dt>Not kept before this one</dt>
-                <dd>{e.suppressed} requests (over the per-minute allowance)</dd>
+                <dd>{e.suppressed} requests (over the allowance: unknown tokens a minute, or accepted requests a second)</dd>
               </>
             ) : null}
           </dl>

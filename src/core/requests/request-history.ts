@@ -32,7 +32,10 @@ export interface RequestEntry {
   ip: string;
   /** Unknown-token list only: the start of the token the request carried (`trk_AbCd…`), when it carried one in the header or URL. */
   tokenHint?: string;
-  /** Unknown-token list only: requests of this API process not kept, over its per-minute allowance, since the entry before. */
+  /**
+   * Requests of this API process not kept since its entry before, over an allowance: in the
+   * unknown-token list, its per-minute allowance; in a tracker's, its accepted requests a second.
+   */
   suppressed?: number;
 }
 

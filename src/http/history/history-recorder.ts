@@ -7,6 +7,7 @@ import type { TrackerResolver } from '../../ingest/resolver';
 import { privacyPlan } from '../../core/records/privacy';
 import { requestToken } from '../request-token';
 import { buildRequestEntry, fitEntry, protectEntry } from './history-entry';
+import { Allowance } from './allowance';
 
 export interface HistoryRecorderOptions {
   /** The API's producer connection. */
@@ -22,6 +23,8 @@ export interface HistoryRecorderOptions {
   unknownSize: number;
   /** Unknown-token requests this process keeps per minute at most. */
   unknownPerMinute: number;
+  /** Accepted requests of one tracker this process keeps per second at most; refused ones are always kept. */
+  acceptedPerSecond: number;
   /**
    * A write Redis has not answered after this long is given up (its entries are lost), so that the
    * next can start: a pipeline caught in a dropped connection may never settle. Default 2000 ms.
@@ -56,17 +59,16 @@ export class HistoryRecorder {
   private pending = new Map<string, Pending>();
   private scheduled = false;
   private inflight: Promise<void> | undefined;
-  private allowance: number;
-  private refilledAt: number;
-  private suppressed = 0;
+  private readonly unknownAllowance: Allowance;
+  /** Per tracker: how many of its accepted requests are kept. */
+  private readonly acceptedAllowance = new Map<string, Allowance>();
   private readonly now: () => number;
   /** Never aborted: writes end by their deadline alone. */
   private readonly running = new AbortController();
 
   constructor(private readonly options: HistoryRecorderOptions) {
     this.now = options.now ?? Date.now;
-    this.allowance = options.unknownPerMinute;
-    this.refilledAt = this.now();
+    this.unknownAllowance = new Allowance(options.unknownPerMinute, 60_000, this.now());
   }
 
   /** Outermost middleware: sees every v3 request once its answer is final, error answers included. */
@@ -88,7 +90,15 @@ export class HistoryRecorder {
   private observe(ctx: Context): void {
     const trackerId = ctx.state.trackerId as string | undefined;
     if (trackerId !== undefined) {
-      if (this.options.size > 0) this.queue(requestHistoryKey(this.options.redisPrefix, trackerId), this.options.size, buildRequestEntry(ctx));
+      if (this.options.size === 0) return;
+      // Refusals are what a history is read for: each is kept. Accepted requests within the
+      // allowance, so that a tracker's thousands a second do not each cost an entry (built, turned
+      // into JSON, sent to Redis) only to be pushed out of its list within the second.
+      const skipped = ctx.status >= 400 ? 0 : this.acceptedAllowanceOf(trackerId).take(this.now());
+      if (skipped === undefined) return;
+      const entry = buildRequestEntry(ctx);
+      if (skipped > 0) entry.suppressed = skipped;
+      this.queue(requestHistoryKey(this.options.redisPrefix, trackerId), this.options.size, entry);
       return;
     }
     if (ctx.status < 400) return;
@@ -112,20 +122,21 @@ export class HistoryRecorder {
 
   /** Kept within the per-minute allowance (a token bucket); beyond it only counted, in the next kept entry. */
   private unknown(entry: RequestEntry, token: string | undefined): void {
-    const { unknownPerMinute, unknownSize } = this.options;
-    if (unknownSize === 0) return;
-    const now = this.now();
-    this.allowance = Math.min(unknownPerMinute, this.allowance + ((now - this.refilledAt) * unknownPerMinute) / 60_000);
-    this.refilledAt = now;
-    if (this.allowance < 1) {
-      this.suppressed++;
-      return;
-    }
-    this.allowance--;
+    if (this.options.unknownSize === 0) return;
+    const skipped = this.unknownAllowance.take(this.now());
+    if (skipped === undefined) return;
     if (token) entry.tokenHint = tokenHint(token);
-    if (this.suppressed > 0) entry.suppressed = this.suppressed;
-    this.suppressed = 0;
-    this.queue(unknownTokenKey(this.options.redisPrefix), unknownSize, entry);
+    if (skipped > 0) entry.suppressed = skipped;
+    this.queue(unknownTokenKey(this.options.redisPrefix), this.options.unknownSize, entry);
+  }
+
+  private acceptedAllowanceOf(trackerId: string): Allowance {
+    let allowance = this.acceptedAllowance.get(trackerId);
+    if (!allowance) {
+      allowance = new Allowance(this.options.acceptedPerSecond, 1000, this.now());
+      this.acceptedAllowance.set(trackerId, allowance);
+    }
+    return allowance;
   }
 
   private queue(key: string, cap: number, entry: RequestEntry): void {
@@ -135,8 +146,9 @@ export class HistoryRecorder {
       this.pending.set(key, list);
     }
     list.entries.push(entry);
-    // The list keeps `cap` entries: older queued ones would be trimmed at once.
-    if (list.entries.length > cap) list.entries.shift();
+    // The list keeps `cap` entries: older queued ones would be trimmed at once. They are let go in
+    // bulk, since one shift of a full queue per request moves `cap` elements each time.
+    if (list.entries.length >= 2 * cap) list.entries.splice(0, list.entries.length - cap);
     if (!this.scheduled && !this.inflight) this.schedule();
   }
 
@@ -151,7 +163,7 @@ export class HistoryRecorder {
     const batch = this.pending;
     this.pending = new Map();
     const pipeline = this.options.redis.pipeline();
-    for (const [key, { cap, entries }] of batch) pipeline.lpush(key, ...entries.map((e) => fitEntry(e, this.options.entryBytes))).ltrim(key, 0, cap - 1);
+    for (const [key, { cap, entries }] of batch) pipeline.lpush(key, ...entries.slice(-cap).map((e) => fitEntry(e, this.options.entryBytes))).ltrim(key, 0, cap - 1);
     const onError = this.options.onError ?? (() => undefined);
     const timeoutMs = this.options.writeTimeoutMs ?? 2000;
     const exec = withDeadline({ timeoutMs, signal: this.running.signal, timeoutError: () => new Error(`no answer from Redis within ${timeoutMs} ms`) }, () => pipeline.exec());

@@ -201,7 +201,7 @@ export const COMPONENTS: OpenApiDocument['components'] = {
         userAgent: { type: 'string' },
         ip: { type: 'string' },
         tokenHint: { type: 'string', description: 'Unknown-token list only: the token’s first characters.' },
-        suppressed: { type: 'integer', description: 'Unknown-token list only: requests not kept before this one.' },
+        suppressed: { type: 'integer', description: 'Requests not kept before this one: unknown tokens over the per-minute allowance, or a tracker’s accepted requests over its allowance a second.' },
       },
     },
     RequestPage: {

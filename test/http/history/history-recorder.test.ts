@@ -43,7 +43,7 @@ function appWith(recorder: HistoryRecorder) {
   return supertest(app.callback());
 }
 
-const options = { redisPrefix: 'p', resolver: {} as TrackerResolver, size: 3, entryBytes: 1024, unknownSize: 10, unknownPerMinute: 60 };
+const options = { redisPrefix: 'p', resolver: {} as TrackerResolver, size: 3, entryBytes: 1024, unknownSize: 10, unknownPerMinute: 60, acceptedPerSecond: 100 };
 
 test('requests answered while a write is under way go to Redis together in the next pipeline, each list trimmed to its size', async () => {
   const { redis, writes, release } = fakeRedis(false);
@@ -77,4 +77,35 @@ test('a write Redis never answers is given up after its deadline, so shutdown an
   await http.post('/v3/event').expect(202);
   await recorder.flush();
   expect(writes).toHaveLength(2);
+});
+
+test('a tracker keeps its accepted requests within its allowance a second, every refused one, and says how many it skipped', async () => {
+  const { redis, writes, release } = fakeRedis(false);
+  let now = 1_000_000;
+  const recorder = new HistoryRecorder({ ...options, size: 100, acceptedPerSecond: 2, redis, now: () => now });
+  const app = new Koa();
+  app.use(recorder.tap());
+  app.use((ctx) => {
+    ctx.state.trackerId = 'shop';
+    ctx.status = ctx.path.endsWith('bad') ? 400 : 202;
+    ctx.body = ctx.status === 400 ? { error: { code: 'ERR_INVALID_JSON', message: 'bad' } } : { accepted: 1, id: 'x' };
+  });
+  const http = supertest(app.callback());
+  for (let i = 0; i < 5; i++) await http.post('/v3/event').expect(202);
+  await http.post('/v3/event/bad').expect(400);
+  now += 1000;
+  await http.post('/v3/event').expect(202);
+  const kept = async () => {
+    await waitFor(() => writes.length > 0, { message: 'a write' });
+    release();
+    await recorder.flush();
+    return writes.flatMap((w) => w.filter(([name]) => name === 'lpush').flatMap(([, , ...entries]) => entries.map((e) => JSON.parse(String(e)) as { status: number; suppressed?: number })));
+  };
+  // LPUSH sends the oldest first: two accepted, the refusal, then the next accepted after the second, with the three skipped.
+  expect((await kept()).map((e) => [e.status, e.suppressed])).toEqual([
+    [202, undefined],
+    [202, undefined],
+    [400, undefined],
+    [202, 3],
+  ]);
 });
