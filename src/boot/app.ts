@@ -5,6 +5,7 @@ import { createConsoleRouter } from '../admin/console-assets';
 import { createAdminRouter } from '../admin/router';
 import type { Config } from '../core/config';
 import { createErrorHandler, ERROR_HEADER } from '../http/error-handler';
+import { observeFinishedRequests } from '../http/request-observers';
 import { createOpsRouter } from '../http/ops-routes';
 import { createOpenApiRouter } from '../http/openapi/document';
 import { createV3Router } from '../ingest/v3-routes';
@@ -56,9 +57,7 @@ export function createApp(deps: AppDeps): Koa {
   const ops = createOpsRouter(deps);
 
   // Outside the error handler: the live view shows the answer the client got, errors included.
-  if (deps.live) app.use(deps.live.tap());
-  if (deps.history) app.use(deps.history.tap());
-  if (deps.traffic) app.use(deps.traffic.tap());
+  app.use(observeFinishedRequests([deps.traffic, deps.history, deps.live]));
   app.use(createErrorHandler(deps.logger, deps.metrics, deps.config.retryAfterSeconds));
   const trackerCors = cors({
     origin: (ctx) => ctx.get('Origin'),

@@ -24,7 +24,7 @@ test('a token resolves to its tracker, a cached answer lasts its TTL, and a revo
   const resolver = new TrackerResolver(store, 1000, () => now);
   expect((await resolver.resolve(token))?.id).toBe('shop');
   expect(await resolver.resolve(`${token}x`)).toBeUndefined();
-  await store.update('shop', (t) => ({ ...t, tokens: [{ token: generateToken() }] }));
+  await store.update('shop', (t) => ({ ...t, tokens: [{ token: generateToken(), createdAt: new Date().toISOString() }] }));
   expect((await resolver.resolve(token))?.id).toBe('shop');
   now += 1001;
   expect(await resolver.resolve(token)).toBeUndefined();

@@ -1,5 +1,5 @@
 import type { RedisClient } from '../../core/redis/cluster';
-import type { Context, Middleware } from 'koa';
+import type { Context } from 'koa';
 import { withDeadline } from '../../core/deadline';
 import { tokenHint } from '../../core/redact';
 import { requestHistoryKey, unknownTokenKey, type RequestEntry } from '../../core/requests/request-history';
@@ -49,7 +49,7 @@ const GATHER_MS = 50;
 
 /**
  * Keeps the last requests of each tracker, and the relay's requests with an unknown token, in
- * capped Redis lists. Off the request path: the tap only builds a small entry and queues it; the
+ * capped Redis lists. Off the request path: observing a request only builds a small entry and queues it; the
  * entries queued within GATHER_MS (or while the previous write is under way) go to Redis
  * together, in one pipeline (LPUSH + LTRIM per list) that no request waits for, at most one at a time. While one is under way, each list's queue
  * keeps only as many entries as the list holds, so a Redis outage costs bounded memory and only
@@ -71,13 +71,6 @@ export class HistoryRecorder {
     this.unknownAllowance = new Allowance(options.unknownPerMinute, 60_000, this.now());
   }
 
-  /** Outermost middleware: sees every v3 request once its answer is final, error answers included. */
-  tap(): Middleware {
-    return async (ctx, next) => {
-      await next();
-      if (ctx.path.startsWith('/v3/') && ctx.method !== 'OPTIONS' && ctx.method !== 'HEAD') this.observe(ctx);
-    };
-  }
 
   /** Writes what is queued; resolves once Redis has answered (for shutdown and tests). */
   async flush(): Promise<void> {
@@ -87,7 +80,8 @@ export class HistoryRecorder {
     }
   }
 
-  private observe(ctx: Context): void {
+  /** A finished v3 request, its answer final (src/http/request-observers.ts). */
+  observe(ctx: Context): void {
     const trackerId = ctx.state.trackerId as string | undefined;
     if (trackerId !== undefined) {
       if (this.options.size === 0) return;

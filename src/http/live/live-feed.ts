@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createRedisClient, targetOf, type RedisClient, type RedisLocation } from '../../core/redis/cluster';
-import type { Context, Middleware } from 'koa';
+import type { Context } from 'koa';
 import type { Logger } from '../../core/logger';
 import type { TrackedRecord } from '../../core/records/types';
 import type { TrackerResolver } from '../../ingest/resolver';
@@ -57,13 +57,6 @@ export class LiveFeed {
     this.pollTimer = setInterval(() => void this.pollWatched(), this.pollMs).unref();
   }
 
-  /** Outermost middleware: sees every v3 request once its answer is final, error answers included. */
-  tap(): Middleware {
-    return async (ctx, next) => {
-      await next();
-      if (ctx.path.startsWith('/v3/') && ctx.method !== 'OPTIONS' && ctx.method !== 'HEAD') this.observe(ctx);
-    };
-  }
 
   /** Calls `listener` with each request of the tracker from now on; returns the unsubscribe. */
   async subscribe(trackerId: string, listener: LiveListener): Promise<() => void> {
@@ -98,7 +91,8 @@ export class LiveFeed {
     this.subscriber?.disconnect();
   }
 
-  private observe(ctx: Context): void {
+  /** A finished v3 request, its answer final (src/http/request-observers.ts). */
+  observe(ctx: Context): void {
     const trackerId = ctx.state.trackerId as string | undefined;
     const records = (ctx.state.liveRecords as TrackedRecord[] | undefined) ?? [];
     if (trackerId !== undefined) {

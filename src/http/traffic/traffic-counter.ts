@@ -1,5 +1,5 @@
 import type { RedisClient } from '../../core/redis/cluster';
-import type { Context, Middleware } from 'koa';
+import type { Context } from 'koa';
 import { withDeadline } from '../../core/deadline';
 import { bucketExpiresAt, bucketOf, minuteField, minuteOf } from '../../core/series/minutes';
 import { isRefusal, trafficKey } from '../../core/series/traffic';
@@ -65,13 +65,6 @@ export class TrafficCounter {
     this.now = options.now ?? Date.now;
   }
 
-  /** Outermost middleware: sees every v3 request once its answer is final, error answers included. */
-  tap(): Middleware {
-    return async (ctx, next) => {
-      await next();
-      if (ctx.path.startsWith('/v3/') && ctx.method !== 'OPTIONS' && ctx.method !== 'HEAD') this.observe(ctx);
-    };
-  }
 
   /** Adds `records` to the minute of `at` (a finished request's outcomes). */
   count(trackerId: string, endpoint: string, outcomes: ReadonlyArray<readonly [string, number]>, at = this.now()): void {
@@ -110,7 +103,8 @@ export class TrafficCounter {
     await this.send();
   }
 
-  private observe(ctx: Context): void {
+  /** A finished v3 request, its answer final (src/http/request-observers.ts). */
+  observe(ctx: Context): void {
     const trackerId = ctx.state.trackerId as string | undefined;
     if (trackerId === undefined && ctx.status < 400) return;
     const outcomes = trafficOutcomes(ctx);

@@ -2,6 +2,7 @@ import Koa from 'koa';
 import supertest from 'supertest';
 import type { Redis } from 'ioredis';
 import { HistoryRecorder } from '../../../src/http/history/history-recorder';
+import { observeFinishedRequests } from '../../../src/http/request-observers';
 import type { TrackerResolver } from '../../../src/ingest/resolver';
 import { waitFor } from '../../helpers/wait';
 
@@ -34,7 +35,7 @@ function fakeRedis(hang: boolean) {
 
 function appWith(recorder: HistoryRecorder) {
   const app = new Koa();
-  app.use(recorder.tap());
+  app.use(observeFinishedRequests([recorder]));
   app.use((ctx) => {
     ctx.state.trackerId = 'shop';
     ctx.status = 202;
@@ -84,7 +85,7 @@ test('a tracker keeps its accepted requests within its allowance a second, every
   let now = 1_000_000;
   const recorder = new HistoryRecorder({ ...options, size: 100, acceptedPerSecond: 2, redis, now: () => now });
   const app = new Koa();
-  app.use(recorder.tap());
+  app.use(observeFinishedRequests([recorder]));
   app.use((ctx) => {
     ctx.state.trackerId = 'shop';
     ctx.status = ctx.path.endsWith('bad') ? 400 : 202;

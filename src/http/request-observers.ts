@@ -1,0 +1,21 @@
+import type { Context, Middleware } from 'koa';
+
+/** Sees each finished v3 request (the live view, the request history, the traffic counts). */
+export interface RequestObserver {
+  /** Called once the answer is final, errors included; must not throw or wait. */
+  observe(ctx: Context): void;
+}
+
+/**
+ * Outermost middleware: hands every v3 request to each observer once its answer is final, error
+ * answers included (so it sits outside the error handler). One middleware for all of them: each
+ * layer of Koa's chain is an async frame every request pays for.
+ */
+export function observeFinishedRequests(observers: ReadonlyArray<RequestObserver | undefined>): Middleware {
+  const present = observers.filter((o): o is RequestObserver => o !== undefined);
+  return async (ctx, next) => {
+    await next();
+    if (ctx.method === 'OPTIONS' || ctx.method === 'HEAD' || !ctx.path.startsWith('/v3/')) return;
+    for (const observer of present) observer.observe(ctx);
+  };
+}
