@@ -8,7 +8,8 @@
  * Env: BENCH_EVENTS (default 200 000), BENCH_BATCH (records per request, default 100),
  * BENCH_CONCURRENCY (requests in flight, default 16), BENCH_RATE (records/s to pace at; default 0 =
  * as fast as possible), BENCH_PAUSED_EVENTS (single-event requests to a disabled destination, default
- * 40 000), BENCH_PAUSED_CONCURRENCY (of them in flight, default 50; 1 is a quiet tracker), BENCH_REDIS_URL (default redis://127.0.0.1:6379), BENCH_ONLY=paused (only the paused
+ * 40 000), BENCH_PAUSED_CONCURRENCY (of them in flight, default 50; 1 is a quiet tracker), BENCH_CPU_PROF
+ * (a directory: the server writes a V8 CPU profile there as it exits), BENCH_REDIS_URL (default redis://127.0.0.1:6379), BENCH_ONLY=paused (only the paused
  * backlog: a minute instead of several, for work on the queue's density).
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -119,7 +120,8 @@ async function main(): Promise<void> {
   const memoryBefore = await usedMemory();
 
   const port = 18_000 + Math.floor(Math.random() * 2000);
-  const server = spawn(process.execPath, [...serverNodeFlags('all'), path.join(ROOT, 'dist', 'src', 'boot', 'server.js'), 'all'], {
+  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const server = spawn(process.execPath, [...serverNodeFlags('all'), ...profile, path.join(ROOT, 'dist', 'src', 'boot', 'server.js'), 'all'], {
     cwd: ROOT,
     env: { ...process.env, REDIS_URL, REDIS_PREFIX: prefix, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', DELIVERY_DISCOVER_INTERVAL_MS: '200' },
     stdio: ['ignore', 'ignore', 'inherit'],
