@@ -80,7 +80,7 @@ export class Spiller {
     private readonly spool: Spool,
     private readonly opts: SpillOptions,
     private readonly logger: Logger,
-    /** Given while nothing delivers the destination: its backlog is kept dense between spills. */
+    /** Keeps the backlog dense where nothing reads it, in turn with the spills (jobs/compactor.ts). */
     private readonly compactor?: StreamCompactor,
   ) {
     this.status = new DestinationStatusStore(redis, keys);
@@ -92,7 +92,9 @@ export class Spiller {
       try {
         await this.spillExcess(signal);
         // After spilling: the spiller moves the oldest entries, the compactor rewrites the newest.
-        await this.compactor?.compact();
+        await this.compactor?.compact().catch((err: unknown) => {
+          if (!signal.aborted) this.logger.warn({ err: (err as Error).message }, 'compacting the backlog failed; trying again');
+        });
         await this.reportGrowth();
       } catch (err) {
         if (err instanceof SpillStoppedError) throw err;
