@@ -68,10 +68,7 @@ export const localConnector: Connector<LocalSettings> = {
   type: 'local',
   description: 'An embedded DuckDB warehouse on local disk: users, sessions and events tables per tracker.',
   settingsSchema: LocalSettingsSchema,
-  // A batch costs DuckDB ~23 ms whatever its size, plus ~23 µs a record (one transaction, a stage
-  // table, one INSERT … ON CONFLICT): delivering a backlog ran at 21 700 records/s in batches of
-  // 1 000, 31 200 of 2 500, 36 000 of 5 000, 40 400 of 10 000 (bench:scale, bench/RESULTS.md).
-  batch: { maxRecords: 5000, maxAgeMs: 250 },
+  batch: { maxRecords: 1000, maxAgeMs: 1000 },
   async open(ctx) {
     return createLocalWriter(ctx);
   },
