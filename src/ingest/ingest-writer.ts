@@ -120,10 +120,20 @@ export class IngestWriter {
    * `bigInts`: some record may hold a bigint, which is queued as exact JSON (jobs/ingest-job.ts).
    */
   write(target: IngestTarget, records: TrackedRecord[], dedup?: DedupRequest, bigInts = false): Promise<Duplicates | undefined> {
+    return this.admit(target, records, dedup, bigInts, false);
+  }
+
+  /** `measured`: Redis memory was sampled for this write already (see MemoryBudget.admitsMeasured). */
+  private admit(target: IngestTarget, records: TrackedRecord[], dedup: DedupRequest | undefined, bigInts: boolean, measured: boolean): Promise<Duplicates | undefined> {
     const { trackerId } = target;
     if (this.closed) return Promise.reject(new ApiError('ERR_SHUTTING_DOWN', undefined, undefined, this.retryAfter()));
     if (!this.opts.isConnected()) return Promise.reject(this.unavailable());
-    if (this.opts.memory && !this.opts.memory.admits()) return Promise.reject(this.full());
+    const memory = this.opts.memory;
+    if (memory && !memory.admits()) {
+      // Past the estimate of what was written since the last sample: measured once before refusing.
+      if (measured) return Promise.reject(this.full());
+      return memory.admitsMeasured().then((admitted) => (admitted ? this.admit(target, records, dedup, bigInts, true) : Promise.reject(this.full())));
+    }
     const keyed = dedup && dedup.windowHours > 0 && dedup.members.some((m) => m !== undefined) ? dedup : undefined;
     return new Promise<Duplicates | undefined>((resolve, reject) => {
       const partitions = target.partitions > 1 ? records.map((r) => partitionOf(r, target.partitions)) : undefined;

@@ -102,6 +102,26 @@ test('records written since the last sample count against the watermark until it
   expect(budget.admits()).toBe(true);
 });
 
+test('a write refused on the estimate alone is measured first: admitted when Redis has room, refused when it has not', async () => {
+  const { redis, budget, at } = setup();
+  expect(await at(70)).toBe('ok');
+  // 20 % of 100 MiB away, counted at 1 KiB a record: 25 000 records written since the sample reach it.
+  budget.wrote(25_000);
+  expect(budget.admits()).toBe(false);
+  const before = redis.calls;
+  // Concurrent writes share one INFO; Redis, compressed, took far less than the estimate.
+  expect(await Promise.all([budget.admitsMeasured(), budget.admitsMeasured(), budget.admitsMeasured()])).toEqual([true, true, true]);
+  expect(redis.calls - before).toBe(1);
+  redis.used = 91 * MiB;
+  budget.wrote(25_000);
+  expect(await budget.admitsMeasured()).toBe(false);
+  expect(budget.snapshot().state).toBe('full');
+  // Full: refused at once, without asking Redis.
+  const calls = redis.calls;
+  expect(await budget.admitsMeasured()).toBe(false);
+  expect(redis.calls).toBe(calls);
+});
+
 test('refused requests do not each cost an INFO: a sample on demand at most every 100 ms', async () => {
   const { redis, budget, at } = setup();
   await at(89.9);

@@ -133,6 +133,18 @@ export class MemoryBudget {
     return false;
   }
 
+  /**
+   * admits(), with a refusal on the estimate alone checked against a fresh sample first (one INFO
+   * memory, shared by every write asking meanwhile): a client is refused for memory Redis uses,
+   * not for a guess at it. A full Redis is refused at once, without asking.
+   */
+  async admitsMeasured(): Promise<boolean> {
+    if (this.admits()) return true;
+    if (this.snap.state === 'full') return false;
+    await this.sample();
+    return this.admits();
+  }
+
   /** Counts records written, until the next sample measures them. */
   wrote(records: number): void {
     this.unsampledRecords += records;
