@@ -53,6 +53,9 @@ export const COMPACT_BLOCK_RECORDS = 100;
  */
 const SCAN_ENTRIES = 2000;
 
+/** Entries of the first read back from the end; each next read takes four times as many. */
+const FIRST_PAGE_ENTRIES = 16;
+
 /** Fewer small entries than this, holding fewer than a block's records, wait for more. */
 const MIN_ENTRIES = 8;
 
@@ -111,15 +114,24 @@ export class StreamCompactor {
     // An entry at or before the cursor's own or the spilled one's holds records delivered or on disk.
     let floor = readThrough;
     for (const id of [cursor, spilled]) if (id !== null && compareStreamIds(entryIdOf(id), floor) > 0) floor = entryIdOf(id);
-    const raw = await this.redis.xrevrangeBuffer(this.keys.stream, '+', '-', 'COUNT', SCAN_ENTRIES);
     const small: Array<[string, Buffer[]]> = [];
     let records = 0;
-    for (const [rawId, fields] of raw) {
-      const id = rawId.toString();
-      const count = entryRecordCount(fields);
-      if (compareStreamIds(id, floor) <= 0 || count >= COMPACT_BLOCK_RECORDS) break;
-      small.push([id, fields]);
-      records += count;
+    // Read back from the end a page at a time: a backlog already in full blocks costs one small
+    // read a pass, not SCAN_ENTRIES entries' worth of blocks.
+    let end = '+';
+    let page = FIRST_PAGE_ENTRIES;
+    scan: while (small.length < SCAN_ENTRIES) {
+      const raw = await this.redis.xrevrangeBuffer(this.keys.stream, end, '-', 'COUNT', page);
+      for (const [rawId, fields] of raw) {
+        const id = rawId.toString();
+        const count = entryRecordCount(fields);
+        if (compareStreamIds(id, floor) <= 0 || count >= COMPACT_BLOCK_RECORDS) break scan;
+        small.push([id, fields]);
+        records += count;
+      }
+      if (raw.length < page) break;
+      end = `(${small[small.length - 1]![0]}`;
+      page = Math.min(SCAN_ENTRIES - small.length, page * 4);
     }
     small.reverse();
     const blockCount = Math.ceil(records / COMPACT_BLOCK_RECORDS);

@@ -178,3 +178,16 @@ test('beside a delivery loop, passes run only while it is stalled, never over wh
   await route(Array.from({ length: 10 }, () => 1));
   expect(await compactor.compact()).toBe(0);
 });
+
+test('a backlog already in full blocks costs one small read a pass, not the whole scan', async () => {
+  const compactor = new StreamCompactor(redis, keys, lock, logger);
+  const sent = await route([...Array.from({ length: 30 }, () => COMPACT_BLOCK_RECORDS), ...Array.from({ length: 10 }, () => 1)]);
+  const spy = jest.spyOn(redis, 'xrevrangeBuffer');
+  const plan = (await compactor.plan())!;
+  expect(plan.oldIds).toHaveLength(10);
+  // One read of a handful of entries, not of the 40 there are.
+  expect(spy.mock.calls.map((call) => Number(call[4]))).toEqual([16]);
+  spy.mockRestore();
+  expect(await compactor.commit(plan)).toBe(true);
+  expect((await readStream()).records).toEqual(sent);
+});
