@@ -186,7 +186,7 @@ test('a backlog already in full blocks costs one small read a pass, not the whol
   const plan = (await compactor.plan())!;
   expect(plan.oldIds).toHaveLength(10);
   // One read of a handful of entries, not of the 40 there are.
-  expect(spy.mock.calls.map((call) => Number(call[4]))).toEqual([16]);
+  expect(spy.mock.calls.map((call) => Number((call as unknown[])[4]))).toEqual([16]);
   spy.mockRestore();
   expect(await compactor.commit(plan)).toBe(true);
   expect((await readStream()).records).toEqual(sent);
