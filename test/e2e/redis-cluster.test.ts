@@ -88,13 +88,16 @@ test('trackers spread over the masters; a master killed under load with REDIS_AC
   /** A client that retries until it gets a 2xx, as a phone or an SDK does: with the same body and so the same keys. */
   let refusals = 0;
   const send = async (trackerId: string, path: string, body: unknown): Promise<void> => {
+    let last = 'no answer';
     for (let attempt = 0; attempt < 400; attempt++) {
-      const res = await fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', headers: { Authorization: `Tracker ${tokens.get(trackerId)}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) }).catch(() => undefined);
-      if (res && res.status >= 200 && res.status < 300) return;
+      const res = await fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', headers: { Authorization: `Tracker ${tokens.get(trackerId)}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) }).catch((err: Error) => err);
+      if (!(res instanceof Error) && res.status >= 200 && res.status < 300) return;
+      // What the client saw last, so that a failure says why (an answer's status and body, or the connection's error).
+      last = res instanceof Error ? res.message : `${res.status} ${(await res.text()).slice(0, 300)}`;
       refusals++;
       await new Promise((r) => setTimeout(r, 100));
     }
-    throw new Error(`${trackerId} ${path}: no 2xx after 400 attempts`);
+    throw new Error(`${trackerId} ${path}: no 2xx after 400 attempts; the last: ${last}`);
   };
 
   // Users' updates, then events until the failover is over and some more: the load spans the kill.
