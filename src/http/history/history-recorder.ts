@@ -140,9 +140,8 @@ export class HistoryRecorder {
       this.pending.set(key, list);
     }
     list.entries.push(entry);
-    // The list keeps `cap` entries: older queued ones would be trimmed at once. They are let go in
-    // bulk, since one shift of a full queue per request moves `cap` elements each time.
-    if (list.entries.length >= 2 * cap) list.entries.splice(0, list.entries.length - cap);
+    // The list keeps `cap` entries: older queued ones would be trimmed at once.
+    if (list.entries.length > cap) list.entries.shift();
     if (!this.scheduled && !this.inflight) this.schedule();
   }
 
@@ -157,7 +156,7 @@ export class HistoryRecorder {
     const batch = this.pending;
     this.pending = new Map();
     const pipeline = this.options.redis.pipeline();
-    for (const [key, { cap, entries }] of batch) pipeline.lpush(key, ...entries.slice(-cap).map((e) => fitEntry(e, this.options.entryBytes))).ltrim(key, 0, cap - 1);
+    for (const [key, { cap, entries }] of batch) pipeline.lpush(key, ...entries.map((e) => fitEntry(e, this.options.entryBytes))).ltrim(key, 0, cap - 1);
     const onError = this.options.onError ?? (() => undefined);
     const timeoutMs = this.options.writeTimeoutMs ?? 2000;
     const exec = withDeadline({ timeoutMs, signal: this.running.signal, timeoutError: () => new Error(`no answer from Redis within ${timeoutMs} ms`) }, () => pipeline.exec());
