@@ -90,10 +90,11 @@ test('trackers spread over the masters; a master killed under load with REDIS_AC
   const send = async (trackerId: string, path: string, body: unknown): Promise<void> => {
     let last = 'no answer';
     for (let attempt = 0; attempt < 400; attempt++) {
-      const res = await fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', headers: { Authorization: `Tracker ${tokens.get(trackerId)}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) }).catch((err: Error) => err);
-      if (!(res instanceof Error) && res.status >= 200 && res.status < 300) return;
+      const res = await fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', headers: { Authorization: `Tracker ${tokens.get(trackerId)}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) }).catch((err: unknown) => `no answer: ${(err as Error)?.message ?? String(err)}`);
+      // fetch's errors come from another realm than jest's, so they are told apart by type, not instanceof.
+      if (typeof res !== 'string' && res.status >= 200 && res.status < 300) return;
       // What the client saw last, so that a failure says why (an answer's status and body, or the connection's error).
-      last = res instanceof Error ? res.message : `${res.status} ${(await res.text()).slice(0, 300)}`;
+      last = typeof res === 'string' ? res : `${res.status} ${(await res.text().catch(() => '')).slice(0, 300)}`;
       refusals++;
       await new Promise((r) => setTimeout(r, 100));
     }
