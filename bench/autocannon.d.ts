@@ -28,6 +28,8 @@ declare module 'autocannon' {
     pipelining?: number;
     /** Seconds before a request counts as a timeout. */
     timeout?: number;
+    /** Requests a second over all connections. */
+    overallRate?: number;
     method?: string;
     headers?: Record<string, string>;
     requests?: Request[];

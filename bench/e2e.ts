@@ -11,6 +11,11 @@
  * 40 000), BENCH_PAUSED_CONCURRENCY (of them in flight, default 50; 1 is a quiet tracker), BENCH_CPU_PROF
  * (a directory: the server writes a V8 CPU profile there as it exits), BENCH_REDIS_URL (default redis://127.0.0.1:6379), BENCH_ONLY=paused (only the paused
  * backlog: a minute instead of several, for work on the queue's density).
+ *
+ * Then single events (bench/e2e-single.ts; alone with BENCH_ONLY=single): the API alone and
+ * `npm start` side by side, loaded by autocannon in a process of its own, `npm start` once unpaced
+ * and once paced at BENCH_SINGLE_SHARE (default 0.75) of the API-alone figure, with its delivery
+ * lag. BENCH_SINGLE_SECONDS (default 10), BENCH_SINGLE_CONNECTIONS (default 50).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -26,6 +31,7 @@ import { TrackerStore } from '../src/core/trackers/store';
 import { generateToken } from '../src/core/trackers/tokens';
 import { TrackerSchema } from '../src/core/trackers/types';
 import { serverNodeFlags } from './child';
+import { singleEvents } from './e2e-single';
 import { makeEvents } from './events';
 
 const N = Number(process.env.BENCH_EVENTS ?? 200_000);
@@ -103,7 +109,21 @@ async function pausedBacklog(base: string, token: string, events: ReturnType<typ
   return { records: PAUSED_RECORDS, routed, compacted };
 }
 
+/** The single-event phase, with the run's Redis. */
+async function singleEventsPhase(): Promise<void> {
+  const redis = new Redis(REDIS_URL);
+  try {
+    await singleEvents({ redis, redisUrl: REDIS_URL, seconds: Number(process.env.BENCH_SINGLE_SECONDS ?? 10), connections: Number(process.env.BENCH_SINGLE_CONNECTIONS ?? 50), share: Number(process.env.BENCH_SINGLE_SHARE ?? 0.75) });
+  } finally {
+    redis.disconnect();
+  }
+}
+
 async function main(): Promise<void> {
+  if (ONLY === 'single') {
+    console.log('bench:e2e — single events only');
+    return singleEventsPhase();
+  }
   console.log(ONLY === 'paused' ? `bench:e2e — paused backlog only` : `bench:e2e — ${fmt(N)} events, ${BATCH} per request, ${CONCURRENCY} requests in flight${RATE > 0 ? `, paced at ${fmt(RATE)} records/s` : ', unpaced'}`);
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
   const events = makeEvents(N, 7);
@@ -220,6 +240,8 @@ async function main(): Promise<void> {
   console.log(`ratio                  ${fmt(e2e / direct, 2)}× the direct connector`);
 
   await cleanUp(redis, prefix, dataDir);
+  console.log('');
+  await singleEventsPhase();
 }
 
 function printPaused(paused: Awaited<ReturnType<typeof pausedBacklog>>): void {

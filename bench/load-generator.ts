@@ -29,6 +29,12 @@ export interface LoadPlan {
    */
   keyHeader?: string;
   seed: number;
+  /**
+   * Requests a second over all connections (autocannon's `overallRate`); none is as fast as the
+   * server answers. Each connection sends its share in bursts, so latency read at a fixed rate
+   * says more about the bursts than about the server.
+   */
+  rate?: number;
 }
 
 export interface LoadResult {
@@ -88,6 +94,7 @@ function run(plan: LoadPlan): Promise<LoadResult> {
         connections: plan.connections,
         duration: plan.duration,
         timeout: 10,
+        ...(plan.rate ? { overallRate: plan.rate } : {}),
         requests,
         setupClient: (client) => {
           const connection = nextOffset++;

@@ -6,9 +6,17 @@ const USER_HZ = 100;
 
 /** CPU seconds (user + system) a process has used, or NaN where /proc is not available. */
 export function processCpuSeconds(pid: number | undefined): number {
-  if (pid === undefined) return Number.NaN;
+  return pid === undefined ? Number.NaN : cpuSecondsOf(`/proc/${pid}/stat`);
+}
+
+/** CPU seconds of a process's main thread alone (its event loop; not V8's helpers, libuv's pool or a native library's threads). */
+export function mainThreadCpuSeconds(pid: number | undefined): number {
+  return pid === undefined ? Number.NaN : cpuSecondsOf(`/proc/${pid}/task/${pid}/stat`);
+}
+
+function cpuSecondsOf(statFile: string): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(statFile, 'utf8');
     // The command name may hold spaces; fields are counted after its closing parenthesis.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) / USER_HZ;

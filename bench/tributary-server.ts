@@ -14,6 +14,8 @@ import { compiledPath, serverNodeFlags, stopChild } from './child';
 export interface BenchTracker {
   id: string;
   token: string;
+  /** Its destinations (TrackerSchema's form); none by default, so records stay in the ingest queue. */
+  destinations?: unknown[];
 }
 
 /** What the server's aggregated /metrics says about POST /v3/event. */
@@ -71,16 +73,21 @@ export async function poll<T>(what: string, check: () => Promise<T | undefined>,
  * the benchmark's trackers created first. The 2xx answers and stored records are read from its
  * /metrics, which sums every API process.
  */
-/** `env`: settings of the server's own beside the benchmark's (bench:ab's `--a-env`, `--b-env`). */
-export async function startTributary(options: { redis: Redis; redisUrl: string; prefix: string; trackers: BenchTracker[]; processes: number; nodeArgs: string[]; env?: Record<string, string> }): Promise<TributaryServer> {
+/**
+ * `env`: settings of the server's own beside the benchmark's (bench:ab's `--a-env`, `--b-env`).
+ * `role`: `api` (`npm run start:api`, the default) or `all` (`npm start`: the API and the workers
+ * delivering in one process).
+ */
+export async function startTributary(options: { redis: Redis; redisUrl: string; prefix: string; trackers: BenchTracker[]; processes: number; nodeArgs: string[]; env?: Record<string, string>; role?: 'api' | 'all' }): Promise<TributaryServer> {
+  const role = options.role ?? 'api';
   const store = new TrackerStore(options.redis, options.prefix);
   for (const t of options.trackers) {
-    const created = await store.create(TrackerSchema.parse({ id: t.id, name: `Benchmark ${t.id}`, tokens: [{ token: t.token }] }));
+    const created = await store.create(TrackerSchema.parse({ id: t.id, name: `Benchmark ${t.id}`, tokens: [{ token: t.token }], destinations: t.destinations ?? [] }));
     if (!created) throw new Error(`tracker ${t.id} exists already under ${options.prefix}`);
   }
   const port = await freePort();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'bench-ingest-'));
-  const child: ChildProcess = spawn(process.execPath, [...serverNodeFlags('api'), ...options.nodeArgs, compiledPath('src/boot/server.ts'), 'api'], {
+  const child: ChildProcess = spawn(process.execPath, [...serverNodeFlags(role), ...options.nodeArgs, compiledPath('src/boot/server.ts'), role], {
     env: {
       ...process.env,
       LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
