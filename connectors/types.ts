@@ -67,6 +67,8 @@ export interface Connector<S = unknown> {
   /** Checked when a destination is saved and again when a worker opens it. */
   readonly settingsSchema: z.ZodType<S>;
   readonly batch: BatchLimits;
+  /** A destination's own limits, where its settings may set them; `batch` otherwise. */
+  batchFor?(settings: S): BatchLimits;
   /**
    * The destination takes one writer at a time (e.g. a spreadsheet whose writer computes where rows
    * go). A tracker with several partitions delivers them in parallel, so such a destination refuses it.

@@ -42,6 +42,18 @@ export const LocalSettingsSchema = z
       .max(10_000)
       .optional()
       .describe('Most property columns per table; further properties are kept only in the _properties JSON column. Default: 1000.'),
+    /**
+     * Most records in one write (one transaction). A backlog drains fastest in large batches, since
+     * DuckDB spends about as long on a batch of 10 as of 1 000; a smaller one bounds the memory a
+     * write takes. Default 5000.
+     */
+    batchRecords: z
+      .number()
+      .int()
+      .min(1)
+      .max(50_000)
+      .optional()
+      .describe('Most records written in one transaction. Default: 5000. A batch that is not full is written once its oldest record has waited 250 ms.'),
   })
   .meta({ title: 'Local warehouse', description: 'An embedded DuckDB database per tracker, under the data directory. Every setting is optional.' });
 
@@ -49,6 +61,7 @@ export type LocalSettings = z.infer<typeof LocalSettingsSchema>;
 
 export const DEFAULT_RELEASE_AFTER_IDLE_MS = 1000;
 export const DEFAULT_MAX_COLUMNS = 1000;
+export const DEFAULT_BATCH_RECORDS = 5000;
 
 /** Absolute path of a tracker's warehouse file. */
 export function warehouseFile(dataDir: string, trackerId: string, settings: LocalSettings): string {

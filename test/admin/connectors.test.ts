@@ -47,10 +47,11 @@ test('local: every setting optional, unknown keys refused, limits included', asy
   expect(schema.type).toBe('object');
   expect(schema.additionalProperties).toBe(false);
   expect(schema.required ?? []).toEqual([]);
-  expect(Object.keys(schema.properties!).sort()).toEqual(['maxColumns', 'path', 'releaseAfterIdleMs']);
+  expect(Object.keys(schema.properties!).sort()).toEqual(['batchRecords', 'maxColumns', 'path', 'releaseAfterIdleMs']);
   expect(schema.properties!.path).toMatchObject({ type: 'string', minLength: 1 });
   expect(schema.properties!.releaseAfterIdleMs).toMatchObject({ type: 'integer', minimum: 0, maximum: 600_000 });
   expect(schema.properties!.maxColumns).toMatchObject({ type: 'integer', minimum: 0, maximum: 10_000 });
+  expect(schema.properties!.batchRecords).toMatchObject({ type: 'integer', minimum: 1, maximum: 50_000 });
 });
 
 test('google-sheets: spreadsheet, tabs and rollover are described', async () => {

@@ -42,7 +42,8 @@ function startWorker(): TributaryProcess {
 }
 
 test('kill -9 while spilling and while delivering from the spool: nothing lost, nothing doubled, in order', async () => {
-  await store.save(TrackerSchema.parse({ id: 'shop', name: 'Shop', tokens: [{ token }], destinations: [{ id: 'wh', type: 'local', enabled: false, settings: { releaseAfterIdleMs: 60_000 } }] }));
+  // Batches of 200: delivering the spool then takes many writes, each a moment to kill the worker in.
+  await store.save(TrackerSchema.parse({ id: 'shop', name: 'Shop', tokens: [{ token }], destinations: [{ id: 'wh', type: 'local', enabled: false, settings: { releaseAfterIdleMs: 60_000, batchRecords: 200 } }] }));
   const port = await freePort();
   const api = spawn('api', { PORT: String(port) });
   await waitReady(port, api);

@@ -26,6 +26,8 @@ export interface MemoryDestination {
   writeOptions: Array<WriteOptions | undefined>;
   /** Writers opened for this destination so far. */
   opened: number;
+  /** Records in each write, in call order. */
+  sizes: number[];
 }
 
 export const memoryDestinations = new Map<string, MemoryDestination>();
@@ -33,25 +35,27 @@ export const memoryDestinations = new Map<string, MemoryDestination>();
 export function memoryDestination(name: string): MemoryDestination {
   let d = memoryDestinations.get(name);
   if (!d) {
-    d = { events: new Map(), users: new Map(), writes: 0, failNext: [], recordFaults: new Map(), attempts: new Map(), written: [], gate: undefined, hangNext: [], writeOptions: [], opened: 0 };
+    d = { events: new Map(), users: new Map(), writes: 0, failNext: [], recordFaults: new Map(), attempts: new Map(), written: [], gate: undefined, hangNext: [], writeOptions: [], opened: 0, sizes: [] };
     memoryDestinations.set(name, d);
   }
   return d;
 }
 
 /** A destination in test memory: events keyed by id (idempotent), users merged by `_uid` with null clearing. */
-export function createMemoryConnector(batch = { maxRecords: 100, maxAgeMs: 20 }): Connector<{ name: string }> {
+export function createMemoryConnector(batch = { maxRecords: 100, maxAgeMs: 20 }): Connector<{ name: string; batchRecords?: number }> {
   return {
     type: 'memory',
     description: 'in-memory test destination',
-    settingsSchema: z.object({ name: z.string().min(1) }),
+    settingsSchema: z.object({ name: z.string().min(1), batchRecords: z.number().int().min(1).optional() }),
     batch,
+    batchFor: (settings) => (settings.batchRecords ? { ...batch, maxRecords: settings.batchRecords } : batch),
     async open(ctx): Promise<DestinationWriter> {
       const dest = memoryDestination(ctx.settings.name);
       dest.opened++;
       return {
         async write(records, signal, options): Promise<RecordOutcome[]> {
           dest.writeOptions.push(options);
+          dest.sizes.push(records.length);
           const hang = dest.hangNext.shift();
           if (hang === 'deaf') return new Promise<never>(() => undefined);
           if (hang === 'abortable') return new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true }));

@@ -15,13 +15,14 @@ const FAST = { discoverIntervalMs: 50, leaseMs: 2000, delivery: { backoff: { bas
 
 let api: TestApi;
 let worker: WorkerRuntime;
-const names = { a: `a-${randomUUID()}`, b: `b-${randomUUID()}` };
+const names = { a: `a-${randomUUID()}`, b: `b-${randomUUID()}`, small: `small-${randomUUID()}` };
 
 beforeAll(async () => {
   api = await startTestApi({}, {
     destinations: [
       { id: 'a', type: 'memory', enabled: true, settings: { name: names.a } },
       { id: 'b', type: 'memory', enabled: true, settings: { name: names.b } },
+      { id: 'small', type: 'memory', enabled: true, settings: { name: names.small, batchRecords: 7 } },
     ],
   });
   worker = await startWorkerRuntime(api.config, TEST_REDIS_URL, new ConnectorRegistry([createMemoryConnector() as never]), createLogger('silent'), FAST);
@@ -50,6 +51,17 @@ test('every event reaches every enabled destination exactly once', async () => {
     return Number(s.details?.events ?? 0) >= 120 ? s : undefined;
   });
   expect(status.details).toMatchObject({ users: 0 });
+});
+
+test("a destination's own batch limit (batchFor) caps its writes; the others keep the connector's", async () => {
+  const res = await post('/v3/event', Array.from({ length: 60 }, (_, i) => ({ _event: 'sized', n: i })));
+  expect(res.status).toBe(202);
+  const ids: string[] = res.body.results.map((r: { id: string }) => r.id);
+  const small = memoryDestination(names.small);
+  const a = memoryDestination(names.a);
+  await waitFor(() => ids.every((id) => small.events.has(id) && a.events.has(id)), { message: 'events in both destinations' });
+  expect(Math.max(...small.sizes)).toBeLessThanOrEqual(7);
+  expect(Math.max(...a.sizes)).toBeGreaterThan(7);
 });
 
 test('updates to one user are applied in accepted order, null clears', async () => {
