@@ -14,8 +14,9 @@
  *
  * Then single events (bench/e2e-single.ts; alone with BENCH_ONLY=single): the API alone and
  * `npm start` side by side, loaded by autocannon in a process of its own, `npm start` once unpaced
- * and once paced at BENCH_SINGLE_SHARE (default 0.75) of the API-alone figure, with its delivery
- * lag. BENCH_SINGLE_SECONDS (default 10), BENCH_SINGLE_CONNECTIONS (default 50).
+ * in BENCH_SINGLE_PAIRS (default 3) alternated pairs, then once paced at BENCH_SINGLE_SHARE
+ * (default 0.75; 0 skips it) of the API-alone figure, each with its delivery lag.
+ * BENCH_SINGLE_SECONDS (default 10), BENCH_SINGLE_CONNECTIONS (default 50).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -113,7 +114,7 @@ async function pausedBacklog(base: string, token: string, events: ReturnType<typ
 async function singleEventsPhase(): Promise<void> {
   const redis = new Redis(REDIS_URL);
   try {
-    await singleEvents({ redis, redisUrl: REDIS_URL, seconds: Number(process.env.BENCH_SINGLE_SECONDS ?? 10), connections: Number(process.env.BENCH_SINGLE_CONNECTIONS ?? 50), share: Number(process.env.BENCH_SINGLE_SHARE ?? 0.75) });
+    await singleEvents({ redis, redisUrl: REDIS_URL, seconds: Number(process.env.BENCH_SINGLE_SECONDS ?? 10), connections: Number(process.env.BENCH_SINGLE_CONNECTIONS ?? 50), share: Number(process.env.BENCH_SINGLE_SHARE ?? 0.75), pairs: Number(process.env.BENCH_SINGLE_PAIRS ?? 3) });
   } finally {
     redis.disconnect();
   }
