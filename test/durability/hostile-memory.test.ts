@@ -19,7 +19,11 @@ import { waitReady } from '../helpers/tributary-process';
  */
 jest.setTimeout(180_000);
 const ROOT = path.join(__dirname, '..', '..');
-const PEAK_GROWTH_BOUND_MIB = 400;
+/**
+ * Alone the growth is 200–260 MiB; while the rest of the test run loads the machine, requests
+ * overlap longer, more of their garbage is promoted before a full collection, and 410 MiB was seen.
+ */
+const PEAK_GROWTH_BOUND_MIB = 512;
 
 function memoryMiB(pid: number): { rss: number; peak: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
