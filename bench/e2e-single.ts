@@ -11,8 +11,8 @@ import { poll, startTributary } from './tributary-server';
 
 /**
  * Single events, the way item 2 of the performance goals reads: the API alone (`npm run start:api`)
- * at saturation, then `npm start` (the API and the delivery to the local warehouse in one process)
- * at saturation and paced at `share` of the API-alone figure. For each `npm start` run: when the
+ * and `npm start` (the API and the delivery to the local warehouse in one process) at saturation,
+ * in alternated pairs, then `npm start` paced at `share` of the API-alone figure. For each `npm start` run: when the
  * last record was in the warehouse, and the delivery lag p50 and p99.
  *
  * Lag comes from counters sampled every 100 ms, not from the client: records accepted (the server's
@@ -26,14 +26,14 @@ export interface SingleEventsOptions {
   /** Seconds of each measured run (after a warmup of 3 s). */
   seconds: number;
   connections: number;
-  /** The paced run's rate as a share of the API-alone figure, e.g. 0.75. */
+  /** The paced run's rate as a share of the API-alone figure, e.g. 0.75; 0 skips it. */
   share: number;
+  /** Pairs of runs, the API alone and `npm start`, in alternating order. */
+  pairs: number;
 }
 
 interface RunFigures {
   load: LoadResult;
-  /** Records the server accepted during the measured run. */
-  accepted: number;
   /** Seconds from the measured run's start until the last of them was delivered (npm start only). */
   deliveredAfter?: number;
   lagP50?: number;
@@ -126,7 +126,8 @@ async function runOnce(loader: ChildProcess, opts: SingleEventsOptions, role: 'a
     }
     sampling = false;
     await sampler;
-    const figures: RunFigures = { load, accepted: after.records - before.records, serverCpuPerRecordUs: (serverCpu * 1e6) / Math.max(1, after.records - before.records), mainThreadCpuPerRecordUs: (mainCpu * 1e6) / Math.max(1, after.records - before.records) };
+    const records = Math.max(1, after.records - before.records);
+    const figures: RunFigures = { load, serverCpuPerRecordUs: (serverCpu * 1e6) / records, mainThreadCpuPerRecordUs: (mainCpu * 1e6) / records };
     if (role === 'all') {
       const sorted = lags(accepted, delivered, before.records, after.records);
       Object.assign(figures, { deliveredAfter, lagP50: percentile(sorted, 50), lagP99: percentile(sorted, 99) });
@@ -151,7 +152,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
  * whose speed drifts, runs one after the other would measure the drift): the median of the pairs'
  * ratios is the figure. Then `npm start` paced at `share` of the API alone's median.
  */
-export async function singleEvents(opts: SingleEventsOptions & { pairs: number }): Promise<void> {
+export async function singleEvents(opts: SingleEventsOptions): Promise<void> {
   buildChildren();
   const loader = forkChild('load-generator.ts');
   try {
