@@ -266,21 +266,46 @@ export class DeliveryLoop {
   }
 
   private async nextBatch(cursor: string, signal: AbortSignal): Promise<Entry[]> {
-    const { maxRecords, maxAgeMs } = this.opts.batch;
-    if (this.spool.hasAfter(cursor)) {
-      return (await this.spool.readAfter(cursor, maxRecords)).map(({ id, json }) => ({ id, record: parseExactJson(json) as TrackedRecord, attempts: 0, endsEntry: false }));
-    }
+    const { maxRecords } = this.opts.batch;
     while (!signal.aborted) {
-      const { records, lastEntry } = await this.readAfter(cursor, maxRecords);
-      if (records.length > 0) {
-        const age = Date.now() - streamIdTime(records[0]!.id);
-        if (records.length >= maxRecords || age >= maxAgeMs) {
-          return records.slice(0, maxRecords).map(({ id, json, endsEntry }) => ({ id, record: parseExactJson(json) as TrackedRecord, attempts: 0, endsEntry }));
-        }
-        await this.waitForMore(lastEntry, Math.min(maxAgeMs - age, this.opts.pollMs));
-      } else {
-        await this.waitForMore(lastEntry, this.opts.pollMs);
+      if (this.spool.hasAfter(cursor)) {
+        return (await this.spool.readAfter(cursor, maxRecords)).map(({ id, json }) => ({ id, record: parseExactJson(json) as TrackedRecord, attempts: 0, endsEntry: false }));
       }
+      const gathered = await this.gather(cursor, signal);
+      if (gathered === 'spilled') continue;
+      return gathered.map(({ id, json, endsEntry }) => ({ id, record: parseExactJson(json) as TrackedRecord, attempts: 0, endsEntry }));
+    }
+    return [];
+  }
+
+  /**
+   * Records after `cursor` from the stream, until `maxRecords` are in hand or the oldest has
+   * waited `maxAgeMs`. After each wait only the entries that came meanwhile are read: what is in
+   * hand is never read or decoded again, so a batch costs its records once however it trickles in.
+   *
+   * The spiller may move records to disk meanwhile. Those in hand stay in hand (confirm counts
+   * them). Those past them leave the stream, so a read that ran after such a spill skipped them:
+   * its records are dropped, and the batch ends with what was in hand, or, when nothing was,
+   * `'spilled'` says to read the spool first.
+   */
+  private async gather(cursor: string, signal: AbortSignal): Promise<StreamRecord[] | 'spilled'> {
+    const { maxRecords, maxAgeMs } = this.opts.batch;
+    const held: StreamRecord[] = [];
+    let after = cursor;
+    while (!signal.aborted) {
+      const { records, lastEntry } = await this.readAfter(after, maxRecords - held.length);
+      // A spill commits its frame to disk (hasAfter) before Redis drops it, so a read that missed it sees it here.
+      if (this.spool.hasAfter(after)) return held.length > 0 ? held : 'spilled';
+      held.push(...records);
+      let waitMs = this.opts.pollMs;
+      if (held.length > 0) {
+        const age = Date.now() - streamIdTime(held[0]!.id);
+        if (held.length >= maxRecords || age >= maxAgeMs) return held;
+        waitMs = Math.min(maxAgeMs - age, waitMs);
+      }
+      await this.waitForMore(lastEntry, waitMs);
+      // Below maxRecords a read takes whole entries, so the next one starts after the last.
+      after = lastEntry;
     }
     return [];
   }
