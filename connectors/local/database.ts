@@ -19,6 +19,14 @@ export async function prepareDirectory(file: string): Promise<void> {
   }
 }
 
+/**
+ * The writer's DuckDB runs on one thread. A batch is one `INSERT … SELECT … ON CONFLICT` of a few
+ * thousand rows, which gains nothing from more; with DuckDB's default (a thread per core) the
+ * writer's threads took about 20 µs more CPU a record delivered under `npm start`, CPU the HTTP
+ * edge and Redis share on a small host (bench/RESULTS.md). Readers (query.ts) keep the default.
+ */
+const WRITER_OPTIONS = { threads: '1' };
+
 /** How often an open writer looks for a waiting reader. */
 const READER_POLL_MS = 200;
 
@@ -101,7 +109,7 @@ export class Warehouse {
     let instance: DuckDBInstance | undefined;
     let conn: DuckDBConnection | undefined;
     try {
-      instance = await DuckDBInstance.create(this.file);
+      instance = await DuckDBInstance.create(this.file, WRITER_OPTIONS);
       conn = await instance.connect();
       await ensureTables(conn);
     } catch (err) {
