@@ -5,7 +5,7 @@ import { deliveryKeys } from '../jobs/keys';
 import { generateToken } from '../src/core/trackers/tokens';
 import { ask, buildChildren, forkChild, nextMessage, stopChild, type Message } from './child';
 import type { LoadPlan, LoadResult } from './load-generator';
-import { mainThreadCpuSeconds, processCpuSeconds } from './proc-stats';
+import { machineCpuSeconds, mainThreadCpuSeconds, processCpuSeconds } from './proc-stats';
 import { deletePrefix } from './queue-records';
 import { poll, startTributary } from './tributary-server';
 
@@ -41,6 +41,8 @@ interface RunFigures {
   serverCpuPerRecordUs: number;
   /** Of which on the server's main thread (the event loop that also answers HTTP). */
   mainThreadCpuPerRecordUs: number;
+  /** The whole machine's busy CPU a record: the server, Redis, the load generator and the rest. */
+  machineCpuPerRecordUs: number;
 }
 
 const WARMUP_SECONDS = 3;
@@ -115,10 +117,12 @@ async function runOnce(loader: ChildProcess, opts: SingleEventsOptions, role: 'a
     const started = performance.now();
     const cpu0 = server.pids.reduce((sum, pid) => sum + processCpuSeconds(pid), 0);
     const main0 = mainThreadCpuSeconds(server.pids[0]);
+    const machine0 = machineCpuSeconds();
     const { result: load } = await run(opts.seconds);
     const after = await server.idleCounts();
     const serverCpu = server.pids.reduce((sum, pid) => sum + processCpuSeconds(pid), 0) - cpu0;
     const mainCpu = mainThreadCpuSeconds(server.pids[0]) - main0;
+    const machineCpu = machineCpuSeconds() - machine0;
     let deliveredAfter: number | undefined;
     if (role === 'all') {
       await poll('every record delivered', async () => (delivered.length > 0 && delivered[delivered.length - 1]![1] >= after.records ? true : undefined), 600_000, SAMPLE_MS);
@@ -127,7 +131,7 @@ async function runOnce(loader: ChildProcess, opts: SingleEventsOptions, role: 'a
     sampling = false;
     await sampler;
     const records = Math.max(1, after.records - before.records);
-    const figures: RunFigures = { load, serverCpuPerRecordUs: (serverCpu * 1e6) / records, mainThreadCpuPerRecordUs: (mainCpu * 1e6) / records };
+    const figures: RunFigures = { load, serverCpuPerRecordUs: (serverCpu * 1e6) / records, mainThreadCpuPerRecordUs: (mainCpu * 1e6) / records, machineCpuPerRecordUs: (machineCpu * 1e6) / records };
     if (role === 'all') {
       const sorted = lags(accepted, delivered, before.records, after.records);
       Object.assign(figures, { deliveredAfter, lagP50: percentile(sorted, 50), lagP99: percentile(sorted, 99) });
@@ -142,7 +146,7 @@ async function runOnce(loader: ChildProcess, opts: SingleEventsOptions, role: 'a
 function line(label: string, r: RunFigures): string {
   const failures = r.load.non2xx + r.load.errors + r.load.timeouts;
   const delivery = r.deliveredAfter === undefined ? '' : `; all delivered ${fmt(r.deliveredAfter, 1)} s after the start, lag p50 ${fmt(r.lagP50!)} ms p99 ${fmt(r.lagP99!)} ms`;
-  return `${label.padEnd(34)} ${fmt(r.load.requestsPerSecond).padStart(7)} records/s (HTTP p99 ${fmt(r.load.p99)} ms, ${fmt(r.serverCpuPerRecordUs)} µs of server CPU a record, ${fmt(r.mainThreadCpuPerRecordUs)} on its main thread${failures ? `, ${failures} failed` : ''})${delivery}`;
+  return `${label.padEnd(34)} ${fmt(r.load.requestsPerSecond).padStart(7)} records/s (HTTP p99 ${fmt(r.load.p99)} ms, ${fmt(r.serverCpuPerRecordUs)} µs of server CPU a record, ${fmt(r.mainThreadCpuPerRecordUs)} on its main thread, ${fmt(r.machineCpuPerRecordUs)} machine-wide${failures ? `, ${failures} failed` : ''})${delivery}`;
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -159,6 +163,7 @@ export async function singleEvents(opts: SingleEventsOptions): Promise<void> {
     await nextMessage(loader, 'ready');
     console.log(`single events, ${opts.connections} connections, ${opts.seconds} s a run after ${WARMUP_SECONDS} s of warmup, ${opts.pairs} pairs in alternating order`);
     const ratios: number[] = [];
+    const cpuRatios: number[] = [];
     const apiRates: number[] = [];
     const lagsP99: number[] = [];
     for (let pair = 0; pair < opts.pairs; pair++) {
@@ -169,10 +174,14 @@ export async function singleEvents(opts: SingleEventsOptions): Promise<void> {
         console.log(line(`#${pair + 1} ${role === 'api' ? 'API alone (start:api)' : 'npm start, unpaced'}`, runs[role]!));
       }
       ratios.push(runs.all!.load.requestsPerSecond / runs.api!.load.requestsPerSecond);
+      cpuRatios.push(runs.api!.machineCpuPerRecordUs / runs.all!.machineCpuPerRecordUs);
       apiRates.push(runs.api!.load.requestsPerSecond);
       lagsP99.push(runs.all!.lagP99!);
     }
     console.log(`npm start / API alone             ${ratios.map((r) => `${fmt(r, 2)}×`).join(', ')}: median ${fmt(median(ratios), 2)}×, delivery lag p99 at most ${fmt(Math.max(...lagsP99))} ms (goal: ≥ 0.75× with every record delivered, lag p99 ≤ 1 000 ms)`);
+    // What a record costs the whole machine (server, Redis, load generator) through npm start against the API alone:
+    // where CPU bounds both runs the records/s ratio follows it, and it shows whether a change cut work or only moved it.
+    console.log(`machine CPU a record, API alone ÷ npm start: ${cpuRatios.map((r) => `${fmt(r, 2)}×`).join(', ')}: median ${fmt(median(cpuRatios), 2)}×`);
     if (opts.share > 0) {
       const rate = Math.round(median(apiRates) * opts.share);
       const paced = await runOnce(loader, opts, 'all', rate);
