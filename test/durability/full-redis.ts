@@ -13,8 +13,8 @@ import { createLogger } from '../../src/core/logger';
 import { startTestApi, type TestApi } from '../helpers/api';
 import { OwnRedis } from '../helpers/redis-server';
 import { cliRunner, type CliResult } from '../cli/run-cli';
+import { FAST_WORKER } from '../helpers/fast-worker';
 
-const FAST = { discoverIntervalMs: 50, leaseMs: 2000, delivery: { backoff: { baseMs: 10, maxMs: 50 }, maxRecordAttempts: 3, configRecheckMs: 100, pollMs: 100, writeTimeoutMs: 30_000 } };
 /** No spilling to disk: these tests fill Redis with a destination's backlog on purpose (test/durability/spill-pressure.test.ts spills). */
 const NO_SPILL = { capRecords: Number.MAX_SAFE_INTEGER, frameRecords: 5000, checkMs: 1000, underPressure: () => false };
 
@@ -50,7 +50,7 @@ export async function startFullRedis(maxmemory: number, env: Record<string, stri
   const registry = new ConnectorRegistry([localConnector as Connector]);
   const adminToken = generateAdminToken();
   const api = await startTestApi({ DATA_DIR: dataDir, REDIS_MEMORY_SAMPLE_MS: '100', ...env }, { destinations: [{ id: 'wh', type: 'local', enabled: false, settings: {} }] }, own.url, { token: adminToken, registry });
-  const worker = await startWorkerRuntime(api.config, own.url, registry, createLogger('silent'), options.spill ? FAST : { ...FAST, spill: NO_SPILL });
+  const worker = await startWorkerRuntime(api.config, own.url, registry, createLogger('silent'), options.spill ? FAST_WORKER : { ...FAST_WORKER, spill: NO_SPILL });
   const cli = cliRunner(api.prefix);
   const tributary = (...args: string[]) => cli.run(args, { REDIS_URL: own.url, REDIS_PREFIX: api.prefix, DATA_DIR: dataDir });
   // Random padding: queued records are compressed (jobs/stream-entries.ts), and these must fill Redis.

@@ -7,16 +7,16 @@ import { createMemoryConnector, memoryDestination } from '../helpers/memory-conn
 import { TEST_REDIS_URL } from '../helpers/redis';
 import { startTcpProxy } from '../helpers/tcp-proxy';
 import { waitFor } from '../helpers/wait';
+import { FAST_WORKER } from '../helpers/fast-worker';
 
 /** Client keys at the door: `_id` and `Idempotency-Key`, remembered per tracker, level and key. */
-const FAST = { discoverIntervalMs: 50, leaseMs: 2000, delivery: { backoff: { baseMs: 10, maxMs: 50 }, maxRecordAttempts: 3, configRecheckMs: 100, pollMs: 100, writeTimeoutMs: 30_000 } };
 const name = `idem-${randomUUID()}`;
 let api: TestApi;
 let worker: WorkerRuntime;
 
 beforeAll(async () => {
   api = await startTestApi({}, { destinations: [{ id: 'm', type: 'memory', enabled: true, settings: { name } }] });
-  worker = await startWorkerRuntime(api.config, TEST_REDIS_URL, new ConnectorRegistry([createMemoryConnector() as never]), createLogger('silent'), FAST);
+  worker = await startWorkerRuntime(api.config, TEST_REDIS_URL, new ConnectorRegistry([createMemoryConnector() as never]), createLogger('silent'), FAST_WORKER);
 });
 afterAll(async () => {
   await worker.close();

@@ -9,15 +9,15 @@ import { startTestApi, type TestApi } from '../helpers/api';
 import { createMemoryConnector, memoryDestination } from '../helpers/memory-connector';
 import { TEST_REDIS_URL } from '../helpers/redis';
 import { waitFor } from '../helpers/wait';
+import { FAST_WORKER } from '../helpers/fast-worker';
 
-const FAST = { discoverIntervalMs: 50, leaseMs: 2000, delivery: { backoff: { baseMs: 10, maxMs: 50 }, maxRecordAttempts: 3, configRecheckMs: 100, pollMs: 100, writeTimeoutMs: 30_000 } };
 
 let api: TestApi;
 let worker: WorkerRuntime;
 
 beforeAll(async () => {
   api = await startTestApi();
-  worker = await startWorkerRuntime(api.config, TEST_REDIS_URL, new ConnectorRegistry([createMemoryConnector() as never]), createLogger('silent'), FAST);
+  worker = await startWorkerRuntime(api.config, TEST_REDIS_URL, new ConnectorRegistry([createMemoryConnector() as never]), createLogger('silent'), FAST_WORKER);
 });
 afterAll(async () => {
   await worker.close();

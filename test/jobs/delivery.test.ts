@@ -10,8 +10,8 @@ import { startTestApi, type TestApi } from '../helpers/api';
 import { createMemoryConnector, memoryDestination } from '../helpers/memory-connector';
 import { TEST_REDIS_URL } from '../helpers/redis';
 import { waitFor } from '../helpers/wait';
+import { FAST_WORKER } from '../helpers/fast-worker';
 
-const FAST = { discoverIntervalMs: 50, leaseMs: 2000, delivery: { backoff: { baseMs: 10, maxMs: 50 }, maxRecordAttempts: 3, configRecheckMs: 100, pollMs: 100, writeTimeoutMs: 30_000 } };
 
 let api: TestApi;
 let worker: WorkerRuntime;
@@ -25,7 +25,7 @@ beforeAll(async () => {
       { id: 'small', type: 'memory', enabled: true, settings: { name: names.small, batchRecords: 7 } },
     ],
   });
-  worker = await startWorkerRuntime(api.config, TEST_REDIS_URL, new ConnectorRegistry([createMemoryConnector() as never]), createLogger('silent'), FAST);
+  worker = await startWorkerRuntime(api.config, TEST_REDIS_URL, new ConnectorRegistry([createMemoryConnector() as never]), createLogger('silent'), FAST_WORKER);
 });
 afterAll(async () => {
   await worker.close();

@@ -12,8 +12,9 @@ import { adminClient, startAdminApi, type AdminTestApi } from '../helpers/admin-
 import { createMemoryConnector, memoryDestination } from '../helpers/memory-connector';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
 import { waitFor } from '../helpers/wait';
+import { FAST_WORKER } from '../helpers/fast-worker';
 
-const FAST = { discoverIntervalMs: 50, leaseMs: 2000, sampleMs: 200, delivery: { backoff: { baseMs: 10, maxMs: 50 }, maxRecordAttempts: 3, configRecheckMs: 100, pollMs: 100, writeTimeoutMs: 30_000 } };
+const FAST = { ...FAST_WORKER, sampleMs: 200 };
 
 const sum = (xs: Array<number | null>) => xs.reduce<number>((a, b) => a + (b ?? 0), 0);
 const moments = (markers: DeliveryMarker[]) => markers.map((m) => `${m.from || '(none)'} → ${m.state}${m.message ? `: ${m.message}` : ''}`).reverse();

@@ -17,6 +17,7 @@ import { startTestApi, type TestApi } from '../helpers/api';
 import { createMemoryConnector, memoryDestination } from '../helpers/memory-connector';
 import { TEST_REDIS_URL } from '../helpers/redis';
 import { waitFor } from '../helpers/wait';
+import { FAST_WORKER } from '../helpers/fast-worker';
 
 const PROPS = { id: 603851970716743426n, wide: -98765432109876543210n, list: [1, 12345678901234567890n], deep: { n: -603851970716743426n }, small: 3 };
 
@@ -66,14 +67,13 @@ describe('a compressed block and the disk spool', () => {
 });
 
 describe('delivery: retries, dead letters and replay', () => {
-  const FAST = { discoverIntervalMs: 50, leaseMs: 2000, delivery: { backoff: { baseMs: 10, maxMs: 50 }, maxRecordAttempts: 3, configRecheckMs: 100, pollMs: 100, writeTimeoutMs: 30_000 } };
   const name = `exact-${randomUUID()}`;
   let api: TestApi;
   let worker: WorkerRuntime;
 
   beforeAll(async () => {
     api = await startTestApi({}, { destinations: [{ id: 'm', type: 'memory', enabled: true, settings: { name } }] });
-    worker = await startWorkerRuntime(api.config, TEST_REDIS_URL, new ConnectorRegistry([createMemoryConnector() as never]), createLogger('silent'), FAST);
+    worker = await startWorkerRuntime(api.config, TEST_REDIS_URL, new ConnectorRegistry([createMemoryConnector() as never]), createLogger('silent'), FAST_WORKER);
   });
   afterAll(async () => {
     await worker.close();

@@ -10,9 +10,9 @@ import { startTestApi, type TestApi } from '../helpers/api';
 import { createMemoryConnector, memoryDestination } from '../helpers/memory-connector';
 import { TEST_REDIS_URL } from '../helpers/redis';
 import { waitFor } from '../helpers/wait';
+import { FAST_WORKER } from '../helpers/fast-worker';
 
 /** A tracker of 3 partitions over 3 shards, in process: fan-out, order, deduplication and what an operator sees. */
-const FAST = { discoverIntervalMs: 50, leaseMs: 2000, delivery: { backoff: { baseMs: 10, maxMs: 50 }, maxRecordAttempts: 3, configRecheckMs: 100, pollMs: 100, writeTimeoutMs: 30_000 } };
 const singleWriter = { ...createMemoryConnector(), type: 'memory-single', singleWriter: true } as Connector<{ name: string }>;
 const registry = new ConnectorRegistry([createMemoryConnector() as never, singleWriter as never]);
 
@@ -30,7 +30,7 @@ beforeAll(async () => {
       { id: 'single', type: 'memory-single', enabled: true, settings: { name: names.single } },
     ],
   });
-  worker = await startWorkerRuntime(api.config, TEST_REDIS_URL, registry, createLogger('silent'), FAST);
+  worker = await startWorkerRuntime(api.config, TEST_REDIS_URL, registry, createLogger('silent'), FAST_WORKER);
   destinations = new DestinationService(api.runtime.store, registry, '/nonexistent', createLogger('silent'));
   admin = new DeliveryAdmin({ destinations, redis: api.runtime.redis, keyspace: api.config.keyspace, dataDir: '/nonexistent' });
 });

@@ -10,6 +10,7 @@ import { startTestApi, type TestApi } from '../helpers/api';
 import { createMemoryConnector, memoryDestination } from '../helpers/memory-connector';
 import { TEST_REDIS_URL } from '../helpers/redis';
 import { waitFor } from '../helpers/wait';
+import { FAST_WORKER } from '../helpers/fast-worker';
 
 /**
  * A delivering destination whose batches take long to fill (large, and up to 1.5 s old) while its
@@ -24,11 +25,8 @@ let worker: WorkerRuntime;
 
 beforeAll(async () => {
   api = await startTestApi({ DATA_DIR: dataDir }, { destinations: [{ id: 'slow-batches', type: 'memory', enabled: true, settings: { name } }] });
-  const delivery = { backoff: { baseMs: 10, maxMs: 50 }, maxRecordAttempts: 3, configRecheckMs: 100, pollMs: 100, writeTimeoutMs: 30_000 };
   worker = await startWorkerRuntime(api.config, TEST_REDIS_URL, new ConnectorRegistry([createMemoryConnector({ maxRecords: 5000, maxAgeMs: 1500 }) as never]), createLogger('silent'), {
-    discoverIntervalMs: 50,
-    leaseMs: 2000,
-    delivery,
+    ...FAST_WORKER,
     spill: { capRecords: CAP, frameRecords: 16, checkMs: 20 },
   });
 });

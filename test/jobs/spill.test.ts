@@ -13,6 +13,7 @@ import { startTestApi, type TestApi } from '../helpers/api';
 import { createMemoryConnector, memoryDestination } from '../helpers/memory-connector';
 import { TEST_REDIS_URL } from '../helpers/redis';
 import { waitFor } from '../helpers/wait';
+import { FAST_WORKER } from '../helpers/fast-worker';
 
 /**
  * A disabled destination's backlog passes its Redis cap and moves to the disk spool while another
@@ -32,11 +33,8 @@ beforeAll(async () => {
       { id: 'live', type: 'memory', enabled: true, settings: { name: names.live } },
     ],
   });
-  const delivery = { backoff: { baseMs: 10, maxMs: 50 }, maxRecordAttempts: 3, configRecheckMs: 100, pollMs: 100, writeTimeoutMs: 30_000 };
   worker = await startWorkerRuntime(api.config, TEST_REDIS_URL, new ConnectorRegistry([createMemoryConnector() as never]), createLogger('silent'), {
-    discoverIntervalMs: 50,
-    leaseMs: 2000,
-    delivery,
+    ...FAST_WORKER,
     spill: { capRecords: CAP, frameRecords: 64, checkMs: 50 },
   });
 });

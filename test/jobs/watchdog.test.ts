@@ -9,10 +9,11 @@ import { collectGarbageOften } from '../helpers/gc';
 import { createMemoryConnector, memoryDestination } from '../helpers/memory-connector';
 import { TEST_REDIS_URL } from '../helpers/redis';
 import { waitFor } from '../helpers/wait';
+import { FAST_WORKER, FAST_DELIVERY } from '../helpers/fast-worker';
 
 /** The delivery loop's own deadline: a write that never answers is abandoned and retried, never waited on for good. */
 const WRITE_TIMEOUT_MS = 300;
-const FAST = { discoverIntervalMs: 50, leaseMs: 2000, delivery: { backoff: { baseMs: 10, maxMs: 50 }, maxRecordAttempts: 3, configRecheckMs: 100, pollMs: 100, writeTimeoutMs: WRITE_TIMEOUT_MS } };
+const FAST = { ...FAST_WORKER, delivery: { ...FAST_DELIVERY, writeTimeoutMs: WRITE_TIMEOUT_MS } };
 
 let api: TestApi;
 let worker: WorkerRuntime;

@@ -8,8 +8,9 @@ import { TEST_REDIS_URL } from '../../helpers/redis';
 import { waitFor } from '../../helpers/wait';
 import { SheetsFake } from '../../fakes/sheets';
 import { rowsOf } from './harness';
+import { FAST_WORKER, FAST_DELIVERY } from '../../helpers/fast-worker';
 
-const FAST = { discoverIntervalMs: 50, leaseMs: 2000, delivery: { backoff: { baseMs: 10, maxMs: 50 }, maxRecordAttempts: 5, configRecheckMs: 100, pollMs: 100, writeTimeoutMs: 30_000 } };
+const FAST = { ...FAST_WORKER, delivery: { ...FAST_DELIVERY, maxRecordAttempts: 5 } };
 
 let fake: SheetsFake;
 let api: TestApi;
