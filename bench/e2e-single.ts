@@ -28,8 +28,14 @@ export interface SingleEventsOptions {
   connections: number;
   /** The paced run's rate as a share of the API-alone figure, e.g. 0.75; 0 skips it. */
   share: number;
-  /** Pairs of runs, the API alone and `npm start`, in alternating order. */
+  /** Pairs of runs, the API alone and `npm start`, in alternating order; 0 runs only the paced one. */
   pairs: number;
+  /**
+   * A fixed rate in records/s, instead of `share` of the API-alone figure: the API alone and then
+   * `npm start` paced at it, and the difference of their CPU a record, delivery's. A fixed load
+   * makes the CPU a record of two versions of the code compare however fast the machine runs.
+   */
+  rate?: number;
 }
 
 interface RunFigures {
@@ -90,8 +96,8 @@ async function runOnce(loader: ChildProcess, opts: SingleEventsOptions, role: 'a
     prefix,
     trackers: [{ id: trackerId, token, destinations: [{ id: 'local', type: 'local' }] }],
     processes: 1,
-    // BENCH_CPU_PROF: the unpaced npm start run writes a V8 CPU profile there as it exits.
-    nodeArgs: process.env.BENCH_CPU_PROF && role === 'all' && !rate ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
+    // BENCH_CPU_PROF: each npm start run writes a V8 CPU profile there as it exits.
+    nodeArgs: process.env.BENCH_CPU_PROF && role === 'all' ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
     role,
     env: { DELIVERY_DISCOVER_INTERVAL_MS: '200' },
   });
@@ -178,16 +184,26 @@ export async function singleEvents(opts: SingleEventsOptions): Promise<void> {
       apiRates.push(runs.api!.load.requestsPerSecond);
       lagsP99.push(runs.all!.lagP99!);
     }
-    console.log(`npm start / API alone             ${ratios.map((r) => `${fmt(r, 2)}×`).join(', ')}: median ${fmt(median(ratios), 2)}×, delivery lag p99 at most ${fmt(Math.max(...lagsP99))} ms (goal: ≥ 0.75× with every record delivered, lag p99 ≤ 1 000 ms)`);
-    // What a record costs the whole machine (server, Redis, load generator) through npm start against the API alone:
-    // where CPU bounds both runs the records/s ratio follows it, and it shows whether a change cut work or only moved it.
-    console.log(`machine CPU a record, API alone ÷ npm start: ${cpuRatios.map((r) => `${fmt(r, 2)}×`).join(', ')}: median ${fmt(median(cpuRatios), 2)}×`);
-    if (opts.share > 0) {
+    if (opts.pairs > 0) {
+      console.log(`npm start / API alone             ${ratios.map((r) => `${fmt(r, 2)}×`).join(', ')}: median ${fmt(median(ratios), 2)}×, delivery lag p99 at most ${fmt(Math.max(...lagsP99))} ms (goal: ≥ 0.75× with every record delivered, lag p99 ≤ 1 000 ms)`);
+      // What a record costs the whole machine (server, Redis, load generator) through npm start against the API alone:
+      // where CPU bounds both runs the records/s ratio follows it, and it shows whether a change cut work or only moved it.
+      console.log(`machine CPU a record, API alone ÷ npm start: ${cpuRatios.map((r) => `${fmt(r, 2)}×`).join(', ')}: median ${fmt(median(cpuRatios), 2)}×`);
+    }
+    if (opts.rate) {
+      // The same fixed load on both: what npm start costs beyond the API alone is delivery's share.
+      const api = await runOnce(loader, opts, 'api', opts.rate);
+      console.log(line(`API alone, paced at ${fmt(opts.rate)}/s`, api));
+      const all = await runOnce(loader, opts, 'all', opts.rate);
+      console.log(line(`npm start, paced at ${fmt(opts.rate)}/s`, all));
+      const extra = (pick: (r: RunFigures) => number) => fmt(pick(all) - pick(api));
+      console.log(`delivery's CPU a record at ${fmt(opts.rate)}/s (npm start − API alone): ${extra((r) => r.serverCpuPerRecordUs)} µs in the server, ${extra((r) => r.mainThreadCpuPerRecordUs)} on its main thread, ${extra((r) => r.machineCpuPerRecordUs)} machine-wide`);
+    } else if (opts.share > 0 && opts.pairs > 0) {
       const rate = Math.round(median(apiRates) * opts.share);
       const paced = await runOnce(loader, opts, 'all', rate);
       console.log(line(`npm start, paced at ${fmt(rate)}/s`, paced));
-      console.log(`  (autocannon's fixed rate sends each connection's share in bursts; in our runs it sent 4–7 % fewer requests than asked)`);
     }
+    if (opts.rate || (opts.share > 0 && opts.pairs > 0)) console.log(`  (autocannon's fixed rate sends each connection's share in bursts; in our runs it sent 4–7 % fewer requests than asked)`);
   } finally {
     loader.send({ type: 'stop' });
     await stopChild(loader);

@@ -16,7 +16,10 @@
  * `npm start` side by side, loaded by autocannon in a process of its own, `npm start` once unpaced
  * in BENCH_SINGLE_PAIRS (default 3) alternated pairs, then once paced at BENCH_SINGLE_SHARE
  * (default 0.75; 0 skips it) of the API-alone figure, each with its delivery lag.
- * BENCH_SINGLE_SECONDS (default 10), BENCH_SINGLE_CONNECTIONS (default 50).
+ * BENCH_SINGLE_SECONDS (default 10), BENCH_SINGLE_CONNECTIONS (default 50), BENCH_SINGLE_RATE (records/s:
+ * instead, the API alone and npm start both paced at this fixed rate, and delivery's CPU a record
+ * as their difference, to compare versions of the code; with BENCH_SINGLE_PAIRS=0 these are the
+ * only runs).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -114,7 +117,7 @@ async function pausedBacklog(base: string, token: string, events: ReturnType<typ
 async function singleEventsPhase(): Promise<void> {
   const redis = new Redis(REDIS_URL);
   try {
-    await singleEvents({ redis, redisUrl: REDIS_URL, seconds: Number(process.env.BENCH_SINGLE_SECONDS ?? 10), connections: Number(process.env.BENCH_SINGLE_CONNECTIONS ?? 50), share: Number(process.env.BENCH_SINGLE_SHARE ?? 0.75), pairs: Number(process.env.BENCH_SINGLE_PAIRS ?? 3) });
+    await singleEvents({ redis, redisUrl: REDIS_URL, seconds: Number(process.env.BENCH_SINGLE_SECONDS ?? 10), connections: Number(process.env.BENCH_SINGLE_CONNECTIONS ?? 50), share: Number(process.env.BENCH_SINGLE_SHARE ?? 0.75), pairs: Number(process.env.BENCH_SINGLE_PAIRS ?? 3), ...(process.env.BENCH_SINGLE_RATE ? { rate: Number(process.env.BENCH_SINGLE_RATE) } : {}) });
   } finally {
     redis.disconnect();
   }
