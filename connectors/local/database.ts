@@ -77,15 +77,27 @@ export class Warehouse {
   /**
    * Runs `fn` on the open connection, with the file to itself within this process. A call whose
    * signal aborts while it waits for the file gives up and never runs `fn`.
+   *
+   * A call whose signal aborts while `fn` runs has its query interrupted: the file stays taken
+   * until `fn` settles (a query cannot be taken back), and a query that does not end by itself (a
+   * huge batch, a slow disk) would otherwise keep every later batch of the file waiting behind it.
+   * The interrupted statement fails, so the batch's transaction rolls back whole; a statement that
+   * ends before the interrupt lands runs as usual, which the idempotent writes make harmless.
    */
   async use<T>(signal: AbortSignal | undefined, fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
     return withFileMutex(
       this.file,
       async () => {
         this.cancelIdle();
+        let conn: DuckDBConnection | undefined;
+        const interrupt = () => conn?.interrupt();
+        signal?.addEventListener('abort', interrupt, { once: true });
         try {
-          return await fn(await this.connection(signal));
+          conn = await this.connection(signal);
+          signal?.throwIfAborted();
+          return await fn(conn);
         } finally {
+          signal?.removeEventListener('abort', interrupt);
           this.scheduleIdle();
         }
       },
