@@ -20,6 +20,7 @@ import { TrackerSchema } from '../src/core/trackers/types';
 import { startBigQueryFake, type BigQueryFake } from '../test/fakes/bigquery';
 import { makeEvents } from './events';
 import { deletePrefix } from '../test/helpers/redis';
+import { fmt } from './format';
 
 /**
  * `npm run bench:bigquery [-- --events 100000 --users 2000]`
@@ -76,7 +77,6 @@ function request<T>(child: ChildProcess, reply: string, send?: string): Promise<
   });
 }
 
-const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const per1000 = (calls: number, records: number) => fmt((calls * 1000) / records, 2);
 const delta = (a: FakeStats, b: FakeStats, method: string) => (b.calls[method] ?? 0) - (a.calls[method] ?? 0);
 

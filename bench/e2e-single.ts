@@ -8,6 +8,8 @@ import type { LoadPlan, LoadResult } from './load-generator';
 import { machineCpuSeconds, mainThreadCpuSeconds, processCpuSeconds } from './proc-stats';
 import { deletePrefix } from './queue-records';
 import { poll, startTributary } from './tributary-server';
+import { fmt, percentile } from './format';
+import { median } from './pairs';
 
 /**
  * Single events, the way item 2 of the performance goals reads: the API alone (`npm run start:api`)
@@ -54,8 +56,6 @@ interface RunFigures {
 const WARMUP_SECONDS = 3;
 const SAMPLE_MS = 100;
 
-const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
-
 /** When a sampled counter passed `k`, interpolated between the two samples around it. */
 function whenPassed(samples: ReadonlyArray<readonly [number, number]>, k: number, from: number): [number, number] {
   let i = from;
@@ -82,8 +82,6 @@ function lags(accepted: Array<[number, number]>, delivered: Array<[number, numbe
   }
   return out.sort((x, y) => x - y);
 }
-
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 
 async function runOnce(loader: ChildProcess, opts: SingleEventsOptions, role: 'api' | 'all', rate?: number): Promise<RunFigures> {
   const prefix = `bench-e2e1-${randomUUID().slice(0, 8)}`;
@@ -154,8 +152,6 @@ function line(label: string, r: RunFigures): string {
   const delivery = r.deliveredAfter === undefined ? '' : `; all delivered ${fmt(r.deliveredAfter, 1)} s after the start, lag p50 ${fmt(r.lagP50!)} ms p99 ${fmt(r.lagP99!)} ms`;
   return `${label.padEnd(34)} ${fmt(r.load.requestsPerSecond).padStart(7)} records/s (HTTP p99 ${fmt(r.load.p99)} ms, ${fmt(r.serverCpuPerRecordUs)} µs of server CPU a record, ${fmt(r.mainThreadCpuPerRecordUs)} on its main thread, ${fmt(r.machineCpuPerRecordUs)} machine-wide${failures ? `, ${failures} failed` : ''})${delivery}`;
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /**
  * `pairs` pairs of runs, the API alone and `npm start` unpaced, in alternating order (on a VM

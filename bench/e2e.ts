@@ -37,6 +37,7 @@ import { TrackerSchema } from '../src/core/trackers/types';
 import { serverNodeFlags } from './child';
 import { singleEvents } from './e2e-single';
 import { makeEvents } from './events';
+import { fmt, percentile } from './format';
 
 const N = Number(process.env.BENCH_EVENTS ?? 200_000);
 const BATCH = Number(process.env.BENCH_BATCH ?? 100);
@@ -47,9 +48,6 @@ const RATE = Number(process.env.BENCH_RATE ?? 0);
 /** `paused` runs the paused-backlog phase alone. */
 const ONLY = process.env.BENCH_ONLY;
 const ROOT = path.join(__dirname, '..');
-
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 /** Baseline: the same records written straight into a fresh warehouse by the connector, in its own batch size. */
 async function baseline(events: ReturnType<typeof makeEvents>): Promise<number> {

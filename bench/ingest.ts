@@ -11,6 +11,7 @@ import { alternatePairs, type PairedRatio } from './pairs';
 import { machineCpuSeconds, processCpuSeconds, redisCpuSeconds } from './proc-stats';
 import { countQueuedRecords, deletePrefix } from './queue-records';
 import { startTributary, type BenchTracker, type ServerCounts } from './tributary-server';
+import { fmt } from './format';
 
 /**
  * `npm run bench:ingest [-- --duration 10 --warmup 3 --connections 50 --batch-size 100
@@ -112,7 +113,6 @@ interface TributaryRun {
   rounds?: number;
 }
 
-const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const busyCores = (r: RunFigures) => r.otherCpu / r.duration;
 const cpuPerRequest = (r: RunFigures) => r.serverCpu / Math.max(r.responses, 1);
 /** The header of the control runs: each request carries a key of its own that the server ignores. */

@@ -16,6 +16,7 @@ import { ask, buildChildren, compiledPath, forkChild, nextMessage, serverNodeFla
 import type { LoadPlan, LoadResult } from './load-generator';
 import { processCpuSeconds, redisCpuSeconds } from './proc-stats';
 import { poll } from './tributary-server';
+import { fmt } from './format';
 
 /**
  * `npm run bench:scale [-- --duration 6 --workers 1,2,4 --redis single,cluster --partitions 1,4]`
@@ -192,8 +193,6 @@ async function deleteKeys(client: Redis | Cluster, prefix: string): Promise<void
     }
   }
 }
-
-const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 async function main(): Promise<void> {
   console.log(`# bench:scale  ${new Date().toISOString()}`);

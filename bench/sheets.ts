@@ -8,6 +8,7 @@ import { BATCH_LIMITS } from '../connectors/google-sheets/config';
 import { createLogger } from '../src/core/logger';
 import type { Properties, TrackedRecord } from '../src/core/records/types';
 import { SheetsFake } from '../test/fakes/sheets';
+import { fmt } from './format';
 
 /**
  * `npm run bench:sheets [-- --events 100000]`
@@ -95,7 +96,6 @@ async function main(): Promise<void> {
     const rate = N / backlog.seconds;
     const baseline = N / baselineSeconds;
     const perThousand = (w: number) => (w / N) * 1000;
-    const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
     const steadyPerMinute = perThousand(steady.writes) * 60;
     console.log(`google-sheets connector → Sheets fake (Google's quotas enforced), ${fmt(N)} events`);
     console.log(`  connector, backlog (batches of ${fmt(BATCH_LIMITS.maxRecords)}):  ${fmt(rate)} rows/s, ${fmt(backlog.seconds, 2)} s, ${backlog.writes} write requests = ${fmt(perThousand(backlog.writes), 2)} per 1 000 rows, peak ${backlog.peakWrites} in one minute`);
