@@ -1,4 +1,5 @@
-import type { Context, Middleware } from 'koa';
+import type { Middleware } from 'koa';
+import type { HttpContext, RequestState } from '../core/requests/request-state';
 import { ApiError, ERROR_CODES, type ErrorBody } from '../core/errors';
 import type { Logger } from '../core/logger';
 import type { Metrics } from '../core/metrics';
@@ -11,8 +12,8 @@ export const ERROR_HEADER = 'X-Tributary-Error';
 /** A pixel path keeps its fixed body even when no route ran (405 on POST, say). */
 const FIXED_PATH = /^\/v3\/(?:user|session|event)\/tracker\.(gif|js)\/?$/;
 
-function fixedKind(ctx: Context): FixedResponse | undefined {
-  const fixed = ctx.state.fixed as FixedResponse | undefined;
+function fixedKind(ctx: HttpContext): FixedResponse | undefined {
+  const fixed = ctx.state.fixed;
   if (fixed) return fixed;
   const m = FIXED_PATH.exec(ctx.path);
   return m ? (m[1] as FixedResponse) : undefined;
@@ -31,7 +32,7 @@ function toApiError(err: unknown, logger: Logger, retryAfterSeconds: number): Ap
  * body of a pixel with the code in a header), turns unmatched routes into JSON 404/405, and
  * counts requests by matched route and status.
  */
-export function createErrorHandler(logger: Logger, metrics: Metrics, retryAfterSeconds = 5): Middleware {
+export function createErrorHandler(logger: Logger, metrics: Metrics, retryAfterSeconds = 5): Middleware<RequestState> {
   return async (ctx, next) => {
     try {
       await next();

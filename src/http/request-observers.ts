@@ -1,9 +1,10 @@
-import type { Context, Middleware } from 'koa';
+import type { Middleware } from 'koa';
+import type { HttpContext, RequestState } from '../core/requests/request-state';
 
 /** Sees each finished v3 request (the live view, the request history, the traffic counts). */
 export interface RequestObserver {
   /** Called once the answer is final, errors included; must not throw or wait. */
-  observe(ctx: Context): void;
+  observe(ctx: HttpContext): void;
 }
 
 /**
@@ -11,7 +12,7 @@ export interface RequestObserver {
  * answers included (so it sits outside the error handler). One middleware for all of them: each
  * layer of Koa's chain is an async frame every request pays for.
  */
-export function observeFinishedRequests(observers: ReadonlyArray<RequestObserver | undefined>): Middleware {
+export function observeFinishedRequests(observers: ReadonlyArray<RequestObserver | undefined>): Middleware<RequestState> {
   const present = observers.filter((o): o is RequestObserver => o !== undefined);
   return async (ctx, next) => {
     await next();

@@ -1,4 +1,4 @@
-import type { Context } from 'koa';
+import type { HttpContext } from '../core/requests/request-state';
 
 const TOKEN_IN_HEADER = /^Tracker +(\S+) *$/i;
 
@@ -7,7 +7,7 @@ const TOKEN_IN_HEADER = /^Tracker +(\S+) *$/i;
  * URL), else, for a request refused before its body was read (malformed, too large), the header's
  * or the URL's. Used to file such a refusal under its tracker.
  */
-export function requestToken(ctx: Context): string | undefined {
-  const presented = ctx.state.presentedToken as string | undefined;
+export function requestToken(ctx: HttpContext): string | undefined {
+  const presented = ctx.state.presentedToken;
   return presented ?? TOKEN_IN_HEADER.exec(ctx.get('authorization'))?.[1] ?? new URLSearchParams(ctx.querystring).get('_token') ?? undefined;
 }

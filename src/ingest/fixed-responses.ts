@@ -1,4 +1,4 @@
-import type { Context } from 'koa';
+import type { FixedResponse, HttpContext } from '../core/requests/request-state';
 
 /**
  * A transparent 1×1 GIF89a (43 bytes). The popular 42-byte variant cuts its LZW data one bit
@@ -6,12 +6,12 @@ import type { Context } from 'koa';
  */
 export const PIXEL_GIF = Buffer.from('R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==', 'base64');
 
-export type FixedResponse = 'gif' | 'js';
+export type { FixedResponse };
 
 export const FIXED_SUFFIXES: Readonly<Record<FixedResponse, string>> = { gif: 'tracker.gif', js: 'tracker.js' };
 
 /** Sends the pixel or the empty script. A pixel never shows JSON, whatever the status. */
-export function sendFixed(ctx: Context, kind: FixedResponse, status: number): void {
+export function sendFixed(ctx: HttpContext, kind: FixedResponse, status: number): void {
   ctx.status = status;
   ctx.set('Cache-Control', 'no-store');
   if (kind === 'gif') {

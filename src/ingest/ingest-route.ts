@@ -1,4 +1,4 @@
-import type { Context } from 'koa';
+import type { IngestContext } from './ingest-context';
 import { v7 as uuidv7 } from 'uuid';
 import type { Config } from '../core/config';
 import { ApiError, type RecordError } from '../core/errors';
@@ -6,7 +6,7 @@ import type { Metrics } from '../core/metrics';
 import { dedupMember } from './dedup';
 import { CLIENT_KEY_PATTERN, normalizeRecord } from '../core/records/normalize';
 import { applyPrivacy, applyPrivacyToContext, privacyPlan } from '../core/records/privacy';
-import { extractPayload, flatParams, type ParsedBody } from './payload';
+import { extractPayload, flatParams } from './payload';
 import type { RecordKind, RequestContext, TrackedRecord } from '../core/records/types';
 import type { IngestWriter } from './ingest-writer';
 import type { RateLimiter } from './rate-limiter';
@@ -66,7 +66,7 @@ function receivedNow(): string {
   return isoText;
 }
 
-function requestContext(ctx: Context): RequestContext {
+function requestContext(ctx: IngestContext): RequestContext {
   const context: RequestContext = { ip: ctx.ip };
   const ua = ctx.get('user-agent');
   const referer = ctx.get('referer');
@@ -94,10 +94,10 @@ function idempotencyKeys(header: string | undefined, count: number, batch: boole
  * tracker's personal-data rules → store in Redis → answer. Returns the outcome for the caller
  * that renders the response.
  */
-export async function ingest(ctx: Context, kind: RecordKind, deps: IngestDeps): Promise<IngestOutcome> {
+export async function ingest(ctx: IngestContext, kind: RecordKind, deps: IngestDeps): Promise<IngestOutcome> {
   const { limits } = deps.config;
   const payload = extractPayload(
-    { query: flatParams(new URLSearchParams(ctx.querystring)), body: ctx.state.body as ParsedBody, authorization: ctx.get('authorization') || undefined },
+    { query: flatParams(new URLSearchParams(ctx.querystring)), body: ctx.state.body ?? { kind: 'none' }, authorization: ctx.get('authorization') || undefined },
     limits,
   );
   // The request history shows the start of a token that matched no tracker (src/http/history).

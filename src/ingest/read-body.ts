@@ -1,7 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Transform } from 'node:stream';
 import { createBrotliDecompress, createUnzip } from 'node:zlib';
-import type { Context, Middleware } from 'koa';
+import type { Middleware } from 'koa';
+import type { IngestContext, IngestState } from './ingest-context';
 import type { Limits } from '../core/config';
 import { ApiError } from '../core/errors';
 import { parseV3BodyText } from './body-shape';
@@ -109,7 +110,7 @@ const DRAIN_MS = 5000;
  * and the client sees ECONNRESET or EPIPE instead of its 413. A body declared or found larger
  * than DRAIN_FACTOR × the limit is not worth reading: the answer goes with Connection: close.
  */
-async function refuse(ctx: Context, err: ApiError, limits: Limits): Promise<never> {
+async function refuse(ctx: IngestContext, err: ApiError, limits: Limits): Promise<never> {
   const req = ctx.req;
   const cap = DRAIN_FACTOR * limits.requestBytes;
   if (req.complete || Number(req.headers['content-length'] ?? 0) > cap || !(await drained(req, cap))) ctx.set('Connection', 'close');
@@ -117,7 +118,7 @@ async function refuse(ctx: Context, err: ApiError, limits: Limits): Promise<neve
 }
 
 /** Reads the rest of the body and drops it; false when it went past `cap` bytes or DRAIN_MS. */
-function drained(req: Context['req'], cap: number): Promise<boolean> {
+function drained(req: IncomingMessage, cap: number): Promise<boolean> {
   return new Promise((resolve) => {
     let dropped = 0;
     const done = (ok: boolean) => {
@@ -144,10 +145,10 @@ function drained(req: Context['req'], cap: number): Promise<boolean> {
  * Without a Content-Type (sendBeacon with an untyped Blob) the body is read as JSON text; a form
  * that is really JSON is read as JSON (body-shape.ts).
  */
-export function createReadBody(limits: Limits): Middleware {
+export function createReadBody(limits: Limits): Middleware<IngestState> {
   return async (ctx, next) => {
     if (ctx.method !== 'POST' || !hasBody(ctx.req)) {
-      ctx.state.body = { kind: 'none' } satisfies ParsedBody;
+      ctx.state.body = { kind: 'none' };
       return next();
     }
     const { raw, isForm } = await readBodyBytes(ctx, limits);
@@ -160,7 +161,7 @@ export function createReadBody(limits: Limits): Middleware {
  * A POST body's bytes, decoded and within the limits, and whether it is a form. For senders
  * whose signature covers the exact bytes (webhooks), and for the parser above.
  */
-export async function readBodyBytes(ctx: Context, limits: Limits): Promise<{ raw: Buffer; isForm: boolean }> {
+export async function readBodyBytes(ctx: IngestContext, limits: Limits): Promise<{ raw: Buffer; isForm: boolean }> {
   const req = ctx.req;
   if (!hasBody(req)) return { raw: Buffer.alloc(0), isForm: false };
   if (Number(req.headers['content-length'] ?? 0) > limits.requestBytes) {

@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import type { Context } from 'koa';
+import type { IngestContext } from './ingest-context';
 import { ApiError } from '../core/errors';
 import { RECORD_KINDS, type RecordKind } from '../core/records/types';
 import { FIXED_SUFFIXES, sendFixed, type FixedResponse } from './fixed-responses';
@@ -10,7 +10,7 @@ import { createReadBody } from './read-body';
  * 202 when something was queued; 200 when every valid record was a duplicate (accepted before,
  * within the tracker's window): the retry succeeds, nothing new is queued.
  */
-function renderJson(ctx: Context, outcome: IngestOutcome, batch: boolean): void {
+function renderJson(ctx: IngestContext, outcome: IngestOutcome, batch: boolean): void {
   const { accepted, duplicates, results } = outcome;
   if (!batch) {
     const only = results[0]!;
@@ -37,7 +37,7 @@ export function createV3Router(deps: IngestDeps): Router {
   const router = new Router({ prefix: '/v3' });
   const readBody = createReadBody(deps.config.limits);
 
-  const jsonRoute = (kind: RecordKind) => async (ctx: Context) => {
+  const jsonRoute = (kind: RecordKind) => async (ctx: IngestContext) => {
     if (ctx.method === 'HEAD') {
       ctx.status = 204;
       return;
@@ -46,7 +46,7 @@ export function createV3Router(deps: IngestDeps): Router {
     renderJson(ctx, outcome, outcome.batch);
   };
 
-  const fixedRoute = (kind: RecordKind, fixed: FixedResponse) => async (ctx: Context) => {
+  const fixedRoute = (kind: RecordKind, fixed: FixedResponse) => async (ctx: IngestContext) => {
     ctx.state.fixed = fixed;
     if (ctx.method !== 'HEAD') {
       const outcome = await ingest(ctx, kind, deps);

@@ -1,4 +1,4 @@
-import type { Context } from 'koa';
+import type { HttpContext } from '../../core/requests/request-state';
 import { applyPrivacyToContext, isPrivateParam, type PrivacyPlan } from '../../core/records/privacy';
 import { redactQueryString } from '../../core/redact';
 import type { RequestEntry } from '../../core/requests/request-history';
@@ -21,10 +21,10 @@ interface ErrorAnswer {
 }
 
 /** The code and message of a refusal, or of the first refused record of a batch answered 2xx. */
-function reasonOf(ctx: Context): { code?: string; message?: string; rejected?: number } {
+function reasonOf(ctx: HttpContext): { code?: string; message?: string; rejected?: number } {
   const body = (Buffer.isBuffer(ctx.body) ? undefined : ctx.body) as ErrorAnswer | null | undefined;
   const header = ctx.response.get(ERROR_HEADER);
-  const stateMessage = ctx.state.errorMessage as string | undefined;
+  const stateMessage = ctx.state.errorMessage;
   if (body && typeof body === 'object' && body.error) {
     return { code: String(body.error.code), message: String(body.error.message), ...(typeof body.rejected === 'number' && body.rejected > 0 ? { rejected: body.rejected } : {}) };
   }
@@ -36,10 +36,10 @@ function reasonOf(ctx: Context): { code?: string; message?: string; rejected?: n
   return {};
 }
 
-function bodyBytes(ctx: Context): number {
+function bodyBytes(ctx: HttpContext): number {
   const declared = Number(ctx.get('content-length'));
   if (Number.isFinite(declared) && declared > 0) return declared;
-  return (ctx.state.bodyBytes as number | undefined) ?? 0;
+  return ctx.state.bodyBytes ?? 0;
 }
 
 let isoMs = 0;
@@ -82,9 +82,9 @@ export function protectEntry(entry: RequestEntry, plan: PrivacyPlan): void {
 }
 
 /** Reads a finished v3 request. Never the body, never a token: see src/core/redact.ts. */
-export function buildRequestEntry(ctx: Context): RequestEntry {
-  const records = (ctx.state.liveRecords as unknown[] | undefined)?.length ?? 0;
-  const duplicates = (ctx.state.liveDuplicates as number | undefined) ?? 0;
+export function buildRequestEntry(ctx: HttpContext): RequestEntry {
+  const records = ctx.state.liveRecords?.length ?? 0;
+  const duplicates = ctx.state.liveDuplicates ?? 0;
   const query = redactQueryString(ctx.querystring);
   const userAgent = ctx.get('user-agent');
   const entry: RequestEntry = {
@@ -104,7 +104,7 @@ export function buildRequestEntry(ctx: Context): RequestEntry {
   if (rejected !== undefined) entry.rejected = rejected;
   if (duplicates > 0) entry.duplicates = duplicates;
   if (userAgent) entry.userAgent = cut(userAgent, TEXT_CAPS.userAgent);
-  const privacy = ctx.state.privacy as PrivacyPlan | undefined;
+  const privacy = ctx.state.privacy;
   if (privacy) protectEntry(entry, privacy);
   return entry;
 }

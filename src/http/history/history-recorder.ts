@@ -1,5 +1,5 @@
 import type { RedisClient } from '../../core/redis/cluster';
-import type { Context } from 'koa';
+import type { HttpContext } from '../../core/requests/request-state';
 import { withDeadline } from '../../core/deadline';
 import { tokenHint } from '../../core/redact';
 import { requestHistoryKey, unknownTokenKey, type RequestEntry } from '../../core/requests/request-history';
@@ -81,8 +81,8 @@ export class HistoryRecorder {
   }
 
   /** A finished v3 request, its answer final (src/http/request-observers.ts). */
-  observe(ctx: Context): void {
-    const trackerId = ctx.state.trackerId as string | undefined;
+  observe(ctx: HttpContext): void {
+    const trackerId = ctx.state.trackerId;
     if (trackerId !== undefined) {
       if (this.options.size === 0) return;
       // Refusals are what a history is read for: each is kept. Accepted requests within the

@@ -1,4 +1,4 @@
-import type { Context } from 'koa';
+import type { HttpContext } from '../../core/requests/request-state';
 import { ERROR_HEADER } from '../error-handler';
 import type { FixedResponse } from '../../ingest/fixed-responses';
 import { isPrivateParam, type PrivacyPlan } from '../../core/records/privacy';
@@ -57,7 +57,7 @@ export function redactEntry(entry: LiveEntry, privacy: PrivacyPlan): void {
   for (const name of Object.keys(entry.request.query)) if (isPrivateParam(privacy, name)) entry.request.query[name] = '[redacted]';
 }
 
-function errorCodeOf(ctx: Context): string | null {
+function errorCodeOf(ctx: HttpContext): string | null {
   const header = ctx.response.get(ERROR_HEADER);
   if (header) return header;
   const body = ctx.body as { error?: { code?: unknown } } | null | undefined;
@@ -66,7 +66,7 @@ function errorCodeOf(ctx: Context): string | null {
 }
 
 /** Reads a finished request; the records are the ones the route stored (none for a refusal). */
-export function buildLiveEntry(ctx: Context, records: readonly TrackedRecord[], duplicates = 0, privacy?: PrivacyPlan): LiveEntry {
+export function buildLiveEntry(ctx: HttpContext, records: readonly TrackedRecord[], duplicates = 0, privacy?: PrivacyPlan): LiveEntry {
   const fixed = (FIXED_IN_PATH.exec(ctx.path)?.[1] as FixedResponse | undefined) ?? null;
   return {
     at: new Date().toISOString(),

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createRedisClient, targetOf, type RedisClient, type RedisLocation } from '../../core/redis/cluster';
-import type { Context } from 'koa';
+import type { HttpContext } from '../../core/requests/request-state';
 import type { Logger } from '../../core/logger';
 import type { TrackedRecord } from '../../core/records/types';
 import type { TrackerResolver } from '../../ingest/resolver';
@@ -92,11 +92,11 @@ export class LiveFeed {
   }
 
   /** A finished v3 request, its answer final (src/http/request-observers.ts). */
-  observe(ctx: Context): void {
-    const trackerId = ctx.state.trackerId as string | undefined;
-    const records = (ctx.state.liveRecords as TrackedRecord[] | undefined) ?? [];
+  observe(ctx: HttpContext): void {
+    const trackerId = ctx.state.trackerId;
+    const records = ctx.state.liveRecords ?? [];
     if (trackerId !== undefined) {
-      if (this.isWatched(trackerId)) this.publish(trackerId, ctx, records, (ctx.state.liveDuplicates as number | undefined) ?? 0, ctx.state.privacy as PrivacyPlan | undefined);
+      if (this.isWatched(trackerId)) this.publish(trackerId, ctx, records, ctx.state.liveDuplicates ?? 0, ctx.state.privacy);
       return;
     }
     // Refused before its tracker was known (unreadable body, too large, wrong type…): the token in
@@ -116,7 +116,7 @@ export class LiveFeed {
     );
   }
 
-  private publish(trackerId: string, ctx: Context, records: readonly TrackedRecord[], duplicates: number, privacy: PrivacyPlan | undefined): void {
+  private publish(trackerId: string, ctx: HttpContext, records: readonly TrackedRecord[], duplicates: number, privacy: PrivacyPlan | undefined): void {
     this.send(trackerId, stringifyExactJson(buildLiveEntry(ctx, records, duplicates, privacy)));
   }
 

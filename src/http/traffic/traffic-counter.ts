@@ -1,5 +1,5 @@
 import type { RedisClient } from '../../core/redis/cluster';
-import type { Context } from 'koa';
+import type { HttpContext } from '../../core/requests/request-state';
 import { withDeadline } from '../../core/deadline';
 import { bucketExpiresAt, bucketOf, minuteField, minuteOf } from '../../core/series/minutes';
 import { isRefusal, trafficKey } from '../../core/series/traffic';
@@ -104,8 +104,8 @@ export class TrafficCounter {
   }
 
   /** A finished v3 request, its answer final (src/http/request-observers.ts). */
-  observe(ctx: Context): void {
-    const trackerId = ctx.state.trackerId as string | undefined;
+  observe(ctx: HttpContext): void {
+    const trackerId = ctx.state.trackerId;
     if (trackerId === undefined && ctx.status < 400) return;
     const outcomes = trafficOutcomes(ctx);
     if (outcomes.length === 0) return;

@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import type { Context } from 'koa';
+import type { HttpContext } from '../../core/requests/request-state';
 import { v7 as uuidv7 } from 'uuid';
 import { ApiError } from '../../core/errors';
 import type { IngestDeps } from '../ingest-route';
@@ -30,7 +30,7 @@ class WebhookSignatureError extends ApiError {
   }
 }
 
-function headersOf(ctx: Context): Headers {
+function headersOf(ctx: HttpContext): Headers {
   const out: Record<string, string | undefined> = {};
   for (const [name, value] of Object.entries(ctx.headers)) out[name] = Array.isArray(value) ? value.join(', ') : value;
   return out;
@@ -88,7 +88,7 @@ function refusal(err: unknown): SourceDelivery {
  * Verify the signature on the raw bytes, answer a handshake, map the delivery to one event by the
  * source's preset and mapping, and store it, deduplicated on the sender's delivery id.
  */
-async function receive(deps: IngestDeps, ctx: Context, tracker: Tracker, source: WebhookSource): Promise<SourceDelivery> {
+async function receive(deps: IngestDeps, ctx: HttpContext, tracker: Tracker, source: WebhookSource): Promise<SourceDelivery> {
   const { raw, isForm } = await readBodyBytes(ctx, deps.config.limits);
   const headers = headersOf(ctx);
   const verdict = await verifyDelivery(source, headers, raw, Date.now());
