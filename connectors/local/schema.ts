@@ -2,6 +2,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { RECORD_KINDS } from '../../src/core/records/types';
 import type { ColumnType } from '../shared/infer-type';
 import type { ColumnPlan, TableColumn } from './column-plan';
+import { cachedColumns, forgetColumns } from './column-cache';
 import { quoteIdent, SQL_TYPE } from './sql';
 import { createTableSql } from './tables';
 
@@ -10,8 +11,12 @@ export async function ensureTables(conn: DuckDBConnection): Promise<void> {
   for (const kind of RECORD_KINDS) await conn.run(createTableSql(kind));
 }
 
-/** A table's columns in table order, as the current transaction sees them. */
-export async function readColumns(conn: DuckDBConnection, table: string): Promise<TableColumn[]> {
+/** A table's columns in table order, as the current transaction sees them (kept between batches: column-cache.ts). */
+export function readColumns(conn: DuckDBConnection, table: string): Promise<TableColumn[]> {
+  return cachedColumns(conn, table, () => queryColumns(conn, table));
+}
+
+async function queryColumns(conn: DuckDBConnection, table: string): Promise<TableColumn[]> {
   const reader = await conn.runAndReadAll(
     `SELECT column_name, data_type FROM duckdb_columns()
      WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1
@@ -34,6 +39,7 @@ async function holdsUnsafeIntegers(conn: DuckDBConnection, table: string, name: 
  * stay in `_properties`.
  */
 export async function applyColumnPlan(conn: DuckDBConnection, table: string, plan: ColumnPlan): Promise<ColumnPlan> {
+  if (plan.add.length > 0 || plan.widen.length > 0) forgetColumns(conn, table);
   for (const { name, type } of plan.add) {
     await conn.run(`ALTER TABLE ${table} ADD COLUMN ${quoteIdent(name)} ${SQL_TYPE[type]}`);
   }
