@@ -3,9 +3,9 @@ import type { TableColumn } from './column-plan';
 
 /**
  * Each table's columns as the writer's connection last read them, kept from one batch to the
- * next. Reading them (`duckdb_columns()`) was the largest fixed cost of a batch: a batch of 25
- * events cost DuckDB about 670 µs a record with it and 470 without, one of 1 000 about 41 and 36
- * (bench/RESULTS.md). At a trickle, batched every 250 ms, that is most of what delivery costs.
+ * next. Reading them (`duckdb_columns()`) was a fixed cost of every batch: a batch of 25 events
+ * cost DuckDB 669–740 µs a record with it and 502–619 without; batches of 1 000 showed no
+ * difference (bench/RESULTS.md). A trickle, batched every 250 ms, pays it four times a second.
  *
  * The list stays true while the connection is open: the file has one writer process, which holds
  * it exclusively (database.ts), and within it only the column plan changes a table. A plan that

@@ -8,7 +8,7 @@ import { writeBatch } from './write-batch';
 export { exportWarehouse, queryWarehouse, WarehouseMissingError, type ExportedFile, type ExportFormat, type QueryOptions, type QueryResult, type ReadOptions } from './query';
 export { LocalSettingsSchema, warehouseFile, type LocalSettings } from './config';
 
-/** A trickle is written within about a quarter of a second (a batch's fixed cost is ~23 ms). */
+/** A trickle is written within about a quarter of a second (a batch's fixed cost is ~12–15 ms). */
 const BATCH_MAX_AGE_MS = 250;
 
 /**
@@ -71,7 +71,7 @@ export const localConnector: Connector<LocalSettings> = {
   type: 'local',
   description: 'An embedded DuckDB warehouse on local disk: users, sessions and events tables per tracker.',
   settingsSchema: LocalSettingsSchema,
-  // A batch costs DuckDB ~23 ms whatever its size, plus ~23 µs a record (one transaction, a stage
+  // A batch costs DuckDB ~12–15 ms whatever its size, plus ~23 µs a record (one transaction, a stage
   // table, one INSERT … ON CONFLICT): delivering a backlog ran at 21 700 records/s in batches of
   // 1 000, 31 200 of 2 500, 36 000 of 5 000, 40 400 of 10 000 (bench:scale, bench/RESULTS.md).
   batch: { maxRecords: DEFAULT_BATCH_RECORDS, maxAgeMs: BATCH_MAX_AGE_MS },
