@@ -101,6 +101,11 @@ interface Entry {
   endsEntry: boolean;
 }
 
+/** A record read for a batch; one from the disk spool never ends a stream entry. */
+function toEntry({ id, json }: { id: string; json: string }, endsEntry: boolean): Entry {
+  return { id, record: parseExactJson(json) as TrackedRecord, attempts: 0, endsEntry };
+}
+
 function toConnectorError(err: unknown): ConnectorError {
   if (err instanceof ConnectorError) return err;
   // An unexpected exception is most likely a bug or a transient fault: retry rather than lose data.
@@ -232,10 +237,6 @@ export class DeliveryLoop {
   }
 
   /**
-   * Records on disk past the cursor come first: they are older than any in the stream. Otherwise
-   * waits until `maxRecords` are queued after the cursor or the oldest has waited `maxAgeMs`.
-   */
-  /**
    * Up to `maxRecords` records after `cursor` from the stream, and the last entry read. An entry
    * holds one record or a block of up to a whole group commit's (jobs/stream-entries.ts), so entries
    * are read a page at a time, each page sized by the records per entry seen so far: a backlog of
@@ -265,15 +266,17 @@ export class DeliveryLoop {
     }
   }
 
+  /**
+   * Records on disk past the cursor come first: they are older than any in the stream. Otherwise
+   * waits until `maxRecords` are queued after the cursor or the oldest has waited `maxAgeMs`.
+   */
   private async nextBatch(cursor: string, signal: AbortSignal): Promise<Entry[]> {
     const { maxRecords } = this.opts.batch;
     while (!signal.aborted) {
-      if (this.spool.hasAfter(cursor)) {
-        return (await this.spool.readAfter(cursor, maxRecords)).map(({ id, json }) => ({ id, record: parseExactJson(json) as TrackedRecord, attempts: 0, endsEntry: false }));
-      }
+      if (this.spool.hasAfter(cursor)) return (await this.spool.readAfter(cursor, maxRecords)).map((r) => toEntry(r, false));
       const gathered = await this.gather(cursor, signal);
       if (gathered === 'spilled') continue;
-      return gathered.map(({ id, json, endsEntry }) => ({ id, record: parseExactJson(json) as TrackedRecord, attempts: 0, endsEntry }));
+      return gathered.map((r) => toEntry(r, r.endsEntry));
     }
     return [];
   }
