@@ -28,13 +28,15 @@ export interface ServerCounts {
 
 export interface TributaryServer {
   port: number;
+  /** The server's DATA_DIR (a temporary directory, removed by `stop`). */
+  dataDir: string;
   /** The primary (with API_PROCESSES > 1) and every API process: their CPU is the server's. */
   pids: number[];
   counts: () => Promise<ServerCounts>;
   /** Counts once no request is under way any more (two equal readings 250 ms apart). */
   idleCounts: () => Promise<ServerCounts>;
-  /** SIGTERM, as a deployment stops it; resolves with the exit code. */
-  stop: () => Promise<number | null>;
+  /** SIGTERM, as a deployment stops it; resolves with the exit code. `keepData` leaves DATA_DIR for the caller to read and remove. */
+  stop: (options?: { keepData?: boolean }) => Promise<number | null>;
 }
 
 function get(port: number, urlPath: string): Promise<{ status: number; body: string }> {
@@ -127,6 +129,7 @@ export async function startTributary(options: { redis: Redis; redisUrl: string; 
     };
     return {
       port,
+      dataDir,
       pids: options.processes > 1 ? [child.pid!, ...pids] : pids,
       counts,
       idleCounts: async () => {
@@ -139,10 +142,10 @@ export async function startTributary(options: { redis: Redis; redisUrl: string; 
         }
         throw new Error('the server did not become idle within 30 s');
       },
-      stop: async () => {
+      stop: async (stopOptions) => {
         if (child.exitCode === null) child.kill('SIGTERM');
         await stopChild(child);
-        cleanup();
+        if (!stopOptions?.keepData) cleanup();
         return exited;
       },
     };

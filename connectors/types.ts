@@ -21,8 +21,23 @@ export interface DestinationContext<S> {
   settings: S;
   /** Root for anything a connector keeps on local disk. */
   dataDir: string;
+  /** What an embedded engine (the local warehouse's DuckDB) may take of the host; absent, the connector's defaults. */
+  engine?: EngineLimits;
   logger: Logger;
   now: () => Date;
+}
+
+/**
+ * What one open instance of an embedded engine may take of the host. DuckDB's own default is a
+ * buffer pool of 80 % of the machine's RAM, which a writer kept open under steady load fills with
+ * the blocks it touched (bench/RESULTS.md, "Memory under a steady load"); with a limit it evicts
+ * clean blocks and spills what a query needs beyond it to `tempDirectory`.
+ */
+export interface EngineLimits {
+  /** Memory of one open instance (a writer, or one query or export), in MiB (WAREHOUSE_MEMORY_MB). Default 128. */
+  memoryMb: number;
+  /** Where it spills beyond that (WAREHOUSE_TEMP_DIR); each instance gets a directory of its own inside, removed when it closes. */
+  tempDirectory: string;
 }
 
 /** What the delivery plumbing knows about a write beyond its records. */

@@ -35,11 +35,15 @@ export interface DestinationPicture {
   delivered: number[];
   /** Records it refused for good (dead-lettered), per minute. */
   deadLettered: number[];
+  /** Records its rules kept from it (filter false, outside the sample), per minute, counted as they were routed. */
+  skipped: number[];
+  /** Records its filter could not be evaluated on (not delivered either), per minute. */
+  filterErrors: number[];
   /** Records not yet delivered (in Redis and on disk), sampled once a minute; null where no worker held the destination. */
   backlog: Array<number | null>;
   /** Age of the oldest of them in milliseconds, sampled with the backlog. */
   lagMs: Array<number | null>;
-  totals: { delivered: number; deadLettered: number };
+  totals: { delivered: number; deadLettered: number; skipped: number; filterErrors: number };
   /** The last changes of state, newest first, at most MAX_MARKERS (some may be older than the window). */
   markers: DeliveryMarker[];
 }
@@ -53,8 +57,8 @@ const SAMPLE_TIMEOUT_MS = 10_000;
 /** An error message in a marker is cut to this many characters. */
 const MESSAGE_CHARS = 300;
 
-/** The field suffixes of a bucket: delivered, dead-lettered (failed), backlog, lag. */
-export const SERIES_FIELD = { delivered: 'd', deadLettered: 'f', backlog: 'b', lagMs: 'l' } as const;
+/** The field suffixes of a bucket: delivered, dead-lettered (failed), backlog, lag, skipped by the rules, filter errors. */
+export const SERIES_FIELD = { delivered: 'd', deadLettered: 'f', backlog: 'b', lagMs: 'l', skipped: 's', filterErrors: 'e' } as const;
 
 export function seriesKey(keys: Pick<DeliveryKeys, 'series'>, bucket: number): string {
   return `${keys.series}:${bucket}`;
@@ -158,9 +162,11 @@ export class DestinationSeries {
       stepSeconds: MINUTE_MS / 1000,
       delivered: new Array<number>(WINDOW_MINUTES).fill(0),
       deadLettered: new Array<number>(WINDOW_MINUTES).fill(0),
+      skipped: new Array<number>(WINDOW_MINUTES).fill(0),
+      filterErrors: new Array<number>(WINDOW_MINUTES).fill(0),
       backlog: new Array<number | null>(WINDOW_MINUTES).fill(null),
       lagMs: new Array<number | null>(WINDOW_MINUTES).fill(null),
-      totals: { delivered: 0, deadLettered: 0 },
+      totals: { delivered: 0, deadLettered: 0, skipped: 0, filterErrors: 0 },
       markers: [],
     };
     for (const [err] of results) if (err) throw err;
@@ -176,6 +182,12 @@ export class DestinationSeries {
         } else if (kind === SERIES_FIELD.deadLettered) {
           picture.deadLettered[index] = n;
           picture.totals.deadLettered += n;
+        } else if (kind === SERIES_FIELD.skipped) {
+          picture.skipped[index] = n;
+          picture.totals.skipped += n;
+        } else if (kind === SERIES_FIELD.filterErrors) {
+          picture.filterErrors[index] = n;
+          picture.totals.filterErrors += n;
         } else if (kind === SERIES_FIELD.backlog) picture.backlog[index] = n;
         else if (kind === SERIES_FIELD.lagMs) picture.lagMs[index] = n;
       }
@@ -217,9 +229,16 @@ export function combinePictures(parts: readonly DestinationPicture[]): Destinati
     stepSeconds: first.stepSeconds,
     delivered: add((p) => p.delivered, sum).map((v) => v ?? 0),
     deadLettered: add((p) => p.deadLettered, sum).map((v) => v ?? 0),
+    skipped: add((p) => p.skipped, sum).map((v) => v ?? 0),
+    filterErrors: add((p) => p.filterErrors, sum).map((v) => v ?? 0),
     backlog: add((p) => p.backlog, sum),
     lagMs: add((p) => p.lagMs, Math.max),
-    totals: { delivered: parts.reduce((n, p) => n + p.totals.delivered, 0), deadLettered: parts.reduce((n, p) => n + p.totals.deadLettered, 0) },
+    totals: {
+      delivered: parts.reduce((n, p) => n + p.totals.delivered, 0),
+      deadLettered: parts.reduce((n, p) => n + p.totals.deadLettered, 0),
+      skipped: parts.reduce((n, p) => n + p.totals.skipped, 0),
+      filterErrors: parts.reduce((n, p) => n + p.totals.filterErrors, 0),
+    },
     markers: parts
       .flatMap((p, partition) => p.markers.map((m) => ({ ...m, partition })))
       .sort((a, b) => b.at.localeCompare(a.at) || a.partition - b.partition)

@@ -38,6 +38,10 @@ export interface DestinationStatus {
   batches: number;
   /** Records in the dead-letter store. */
   deadLettered: number;
+  /** Records its rules kept from it (jobs/destination-blocks.ts): its filter was false, they fell outside its sample, or its filter could not be evaluated on them. */
+  skipped: { filter: number; sample: number; filterErrors: number };
+  /** Why the filter last failed on a record (e.g. `Unknown variable: total`); null when it never has. */
+  lastFilterError: string | null;
   /** Age of the oldest record not yet delivered, in milliseconds (0 when none). */
   lagMs: number;
   lastDeliveredAt: string | null;
@@ -130,6 +134,8 @@ export class DestinationStatusStore {
       delivered: Number(hash.delivered ?? 0),
       batches: Number(hash.batches ?? 0),
       deadLettered,
+      skipped: { filter: Number(hash.filtered ?? 0), sample: Number(hash.sampled ?? 0), filterErrors: Number(hash.filterErrors ?? 0) },
+      lastFilterError: hash.lastFilterError || null,
       lagMs: oldestAt === undefined ? 0 : Math.max(0, now - oldestAt),
       lastDeliveredAt: hash.lastDeliveredAt ?? null,
       lastError: hash.lastError ? (JSON.parse(hash.lastError) as DestinationStatus['lastError']) : null,
@@ -182,6 +188,8 @@ export function combineStatuses(parts: readonly DestinationStatus[]): Destinatio
     delivered: sum((s) => s.delivered),
     batches: sum((s) => s.batches),
     deadLettered: sum((s) => s.deadLettered),
+    skipped: { filter: sum((s) => s.skipped.filter), sample: sum((s) => s.skipped.sample), filterErrors: sum((s) => s.skipped.filterErrors) },
+    lastFilterError: parts.find((s) => s.lastFilterError !== null)?.lastFilterError ?? null,
     lagMs: Math.max(...parts.map((s) => s.lagMs)),
     lastDeliveredAt: latest(parts.map((s) => s.lastDeliveredAt)),
     lastError,

@@ -1,4 +1,4 @@
-import { bigIntsAsStrings, holdsBigInt, stringifyExactJson } from '../src/core/records/exact-json';
+import { bigIntsAsStrings, holdsBigInt, parseExactJson, stringifyExactJson } from '../src/core/records/exact-json';
 import type { TrackedRecord } from '../src/core/records/types';
 
 /** The queue every accepted record is written to before the client gets its 2xx. */
@@ -67,4 +67,15 @@ export function recordTexts(data: IngestJobData, skip?: ReadonlySet<number>): st
     if (!skip?.has(i)) texts.push(data.exact?.[String(i)] ?? JSON.stringify(record));
   });
   return texts;
+}
+
+/** The same records as recordTexts, as values: an integer beyond 2^53 as a bigint, read from the record's exact text. */
+export function recordValues(data: IngestJobData, skip?: ReadonlySet<number>): TrackedRecord[] {
+  const values: TrackedRecord[] = [];
+  data.records.forEach((record, i) => {
+    if (skip?.has(i)) return;
+    const exact = data.exact?.[String(i)];
+    values.push(exact === undefined ? record : (parseExactJson(exact) as TrackedRecord));
+  });
+  return values;
 }

@@ -60,6 +60,11 @@ export function trackerBacklogKey(prefix: string, trackerId: string, partition =
   return `${prefix}:backlog:${trackerId}${partitionSuffix(partition)}`;
 }
 
+/** The last routing steps of a tracker partition, records as accepted, for previews of destination rules (a capped stream). */
+export function recentRecordsKey(prefix: string, trackerId: string, partition = 0): string {
+  return `${prefix}:recent:${trackerId}${partitionSuffix(partition)}`;
+}
+
 /**
  * The tracker partitions of a shard that have a backlog (a Redis set of `backlogMember`s). A
  * tracker id holds no `/`, so the member of partition 0 is the tracker id as it always was.

@@ -1,7 +1,9 @@
 import type { RedisClient } from '../src/core/redis/cluster';
 import type { Destination } from '../src/core/trackers/types';
-import { duplicatesKey, recordTexts, type IngestJobData } from './ingest-job';
-import { deliveryKeys, ENSURE_COUNT, trackerBacklogKey } from './keys';
+import type { RulesCache } from '../src/core/rules/compile';
+import { blockArgs, DESTINATION_KEYS, destinationKeys, routedBlocks, SHARE_ARGS, shareArgs, TO_DESTINATIONS } from './destination-blocks';
+import { duplicatesKey, recordTexts, recordValues, type IngestJobData } from './ingest-job';
+import { deliveryKeys, ENSURE_COUNT, recentRecordsKey, trackerBacklogKey } from './keys';
 import { entryFields } from './stream-entries';
 
 /**
@@ -35,6 +37,8 @@ export interface RunJob {
   destinations: readonly Destination[];
   /** Its records as stream texts, the duplicates left out (jobs/ingest-job.ts `recordTexts`). */
   records: string[];
+  /** The indices of its duplicates, left out of `records`. */
+  skip?: ReadonlySet<number> | undefined;
 }
 
 /** What `routeRun` did. */
@@ -73,39 +77,36 @@ return out`;
 
 /**
  * Routes a run of jobs, all or nothing. KEYS: the shard's router cursor, then per group (tracker
- * partition) its backlog and each destination's stream and record count, then the duplicates
- * lists of the run's jobs. ARGV: the run's first and last job ids, the number of groups, then per
- * group: its destination count, record count, the index in the run of its first job, its number
- * of entry fields and those fields (jobs/stream-entries.ts).
+ * partition) its backlog, its recent records, and each destination's stream, record count and status, then the
+ * duplicates lists of the run's jobs. ARGV: the run's first and last job ids, the number of groups,
+ * then per group: its destination count, the index in the run of its first job, its blocks and
+ * each destination's share of them (jobs/destination-blocks.ts: destinations whose rules differ
+ * get different blocks).
  *
  * The cursor check makes a run that was routed already (its first job is not above the cursor)
  * write nothing; since a shard's jobs are routed in id order and the run's ids are contiguous, no
  * later job of the run can have been routed on its own. A group whose backlog is not empty is
  * left to the one-job path, which moves the backlog first: the answer 3 names the earliest job of
  * such a group, and nothing is written. The duplicates lists are deleted with the routing, so that
- * neither a crash nor a job skipped by the cursor leaves one behind. The first write is a SET or
- * XADD, so that at Redis's memory limit the whole script is refused (src/core/redis/out-of-memory.ts).
+ * neither a crash nor a job skipped by the cursor leaves one behind. The first write is a SET,
+ * XADD or HINCRBY, so that at Redis's memory limit the whole script is refused (src/core/redis/out-of-memory.ts).
  */
-const ROUTE_RUN = `${ENSURE_COUNT}
+const ROUTE_RUN = `${ENSURE_COUNT}${TO_DESTINATIONS}
 local last = tonumber(redis.call('GET', KEYS[1]) or '0')
 if tonumber(ARGV[1]) <= last then return {0, last} end
 local groups, k, a, backlogAt = {}, 2, 4, -1
 for g = 1, tonumber(ARGV[3]) do
-  local dests, count, firstJob, fields = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
+  local dests, firstJob = tonumber(ARGV[a]), tonumber(ARGV[a + 1])
   if redis.call('XLEN', KEYS[k]) > 0 and (backlogAt < 0 or firstJob < backlogAt) then backlogAt = firstJob end
-  groups[g] = {k + 1, dests, count, a + 4, a + 3 + fields}
-  k = k + 1 + 2 * dests
-  a = a + 4 + fields
+  local blocks, shares = readBlocks(a + 2)
+  groups[g] = {k + 2, dests, blocks, shares, k + 1}
+  k = k + 2 + ${DESTINATION_KEYS} * dests
+  a = shares + ${SHARE_ARGS} * dests
 end
 if backlogAt >= 0 then return {3, backlogAt} end
 for _, g in ipairs(groups) do
-  for i = g[1], g[1] + 2 * (g[2] - 1), 2 do
-    ensureCount(KEYS[i], KEYS[i + 1])
-    if g[3] > 0 then
-      redis.call('XADD', KEYS[i], '*', unpack(ARGV, g[4], g[5]))
-      redis.call('INCRBY', KEYS[i + 1], g[3])
-    end
-  end
+  keepRecent(KEYS[g[5]], g[3])
+  for j = 0, g[2] - 1 do toDestination(g[1] + ${DESTINATION_KEYS} * j, g[3], g[4] + ${SHARE_ARGS} * j) end
 end
 redis.call('SET', KEYS[1], ARGV[2])
 for i = k, #KEYS do redis.call('DEL', KEYS[i]) end
@@ -147,7 +148,7 @@ export async function planRun(source: RunSource, first: RunJob): Promise<RunJob[
     taken.push({ data, destinations: to });
   }
   const skips = await readDuplicates(source.commands, source.prefix, taken.map((t) => t.data));
-  taken.forEach(({ data, destinations: to }, i) => run.push({ id: first.id + 1 + i, data, destinations: to, records: recordTexts(data, skips[i]) }));
+  taken.forEach(({ data, destinations: to }, i) => run.push({ id: first.id + 1 + i, data, destinations: to, records: recordTexts(data, skips[i]), skip: skips[i] }));
   return run;
 }
 
@@ -175,28 +176,30 @@ export async function readDuplicates(commands: RedisClient, prefix: string, jobs
 
 /**
  * Routes `run` (contiguous job ids, oldest first, every tracker with a destination) in one atomic
- * script: per tracker partition, its records of the run in job order as one entry per destination.
+ * script: per tracker partition, its records of the run in job order as one entry per destination,
+ * through each destination's rules (`rules` compiles them once).
  */
-export async function routeRun(commands: RedisClient, prefix: string, cursorKey: string, run: readonly RunJob[]): Promise<RunOutcome> {
-  const groups = new Map<string, { first: number; job: RunJob; records: string[] }>();
+export async function routeRun(commands: RedisClient, prefix: string, cursorKey: string, run: readonly RunJob[], rules: RulesCache): Promise<RunOutcome> {
+  const groups = new Map<string, { first: number; job: RunJob; jobs: RunJob[] }>();
   run.forEach((job, index) => {
     const name = `${job.data.trackerId}/${job.data.partition ?? 0}`;
     let group = groups.get(name);
-    if (!group) groups.set(name, (group = { first: index, job, records: [] }));
-    group.records.push(...job.records);
+    if (!group) groups.set(name, (group = { first: index, job, jobs: [] }));
+    group.jobs.push(job);
   });
   const keys: string[] = [cursorKey];
   const args: Array<string | Buffer> = [String(run[0]!.id), String(run.at(-1)!.id), String(groups.size)];
-  for (const { first, job, records } of groups.values()) {
+  const at = Date.now();
+  for (const { first, job, jobs } of groups.values()) {
     const { trackerId } = job.data;
     const partition = job.data.partition ?? 0;
-    keys.push(trackerBacklogKey(prefix, trackerId, partition));
+    keys.push(trackerBacklogKey(prefix, trackerId, partition), recentRecordsKey(prefix, trackerId, partition));
     for (const d of job.destinations) {
-      const k = deliveryKeys(prefix, { trackerId, destinationId: d.id, partition });
-      keys.push(k.stream, k.queued);
+      keys.push(...destinationKeys(deliveryKeys(prefix, { trackerId, destinationId: d.id, partition }), at));
     }
-    const fields = records.length > 0 ? entryFields(records) : [];
-    args.push(String(job.destinations.length), String(records.length), String(first), String(fields.length), ...fields);
+    const step = { texts: jobs.flatMap((j) => j.records), values: () => jobs.flatMap((j) => recordValues(j.data, j.skip)) };
+    const routed = routedBlocks(step, job.destinations, rules);
+    args.push(String(job.destinations.length), String(first), ...blockArgs(routed, (texts) => entryFields(texts)), ...shareArgs(routed, at));
   }
   for (const job of run) if (job.data.dedup) keys.push(duplicatesKey(prefix, job.data.dedup));
   const [answer, value] = (await commands.eval(ROUTE_RUN, keys.length, ...keys, ...args)) as [number, number];

@@ -1,65 +1,19 @@
 import { Queue, Worker, type Job } from 'bullmq';
 import type { RedisClient } from '../src/core/redis/cluster';
 import { throttledErrorLog, type Logger } from '../src/core/logger';
-import { duplicatesKey, ingestJobData, INGEST_QUEUE, recordTexts, type IngestJobData } from './ingest-job';
+import { duplicatesKey, ingestJobData, INGEST_QUEUE, recordTexts, recordValues, type IngestJobData } from './ingest-job';
+import { routeAlone } from './route-alone';
+import { RulesCache } from '../src/core/rules/compile';
 import { planRun, routeRun, type RunJob, type RunSource } from './route-run';
 import type { TrackerStore } from '../src/core/trackers/store';
 import type { Tracker } from '../src/core/trackers/types';
+import { ANY_TRACKER } from '../src/core/trackers/changes';
 import { sleep } from '../src/core/sleep';
 import { isOutOfMemoryError } from '../src/core/redis/out-of-memory';
 import { backoffDelay, DEFAULT_BACKOFF } from './backoff';
 import { INGEST_JOB_NAME } from './ingest-job';
-import { backlogIndexKey, backlogMember, deliveryKeys, ENSURE_COUNT, parseBacklogMember, routerCursorKey, trackerBacklogKey } from './keys';
+import { backlogIndexKey, parseBacklogMember, routerCursorKey } from './keys';
 import type { Keyspace } from '../src/core/redis/keyspace';
-import { entryFields } from './stream-entries';
-
-// Appends one job's records to the stream of each destination, once: jobs are routed strictly in
-// id order, so a job whose id is not above the last routed one was routed already (the worker
-// died before BullMQ marked it complete). The path of a job routed alone — its tracker has no
-// destination, its tracker partition has a backlog to move, or no job waits behind it; jobs that
-// wait are routed as runs by jobs/route-run.ts, against the same cursor. KEYS: cursor, the
-// tracker's backlog, the index of backlogs, then per destination its stream and its record count.
-// ARGV: job id, chunk, the tracker partition's member of the backlog index, then with no
-// destination the records (the backlog keeps one an entry), else the record count and the fields
-// of the one entry that holds them (jobs/stream-entries.ts). With destinations, a backlog is moved
-// to them first, ARGV[2] entries per call so that no call blocks Redis for long: the answer 2
-// means "backlog not empty yet, call again"; the job is routed only once it is.
-const ROUTE = `${ENSURE_COUNT}
-local last = tonumber(redis.call('GET', KEYS[1]) or '0')
-if tonumber(ARGV[1]) <= last then return 0 end
-if #KEYS == 3 then
-  for j = 4, #ARGV do redis.call('XADD', KEYS[2], '*', 'r', ARGV[j]) end
-  if #ARGV >= 4 then redis.call('SADD', KEYS[3], ARGV[3]) end
-  redis.call('SET', KEYS[1], ARGV[1])
-  return 1
-end
-for i = 4, #KEYS, 2 do ensureCount(KEYS[i], KEYS[i + 1]) end
-local parked = redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', tonumber(ARGV[2]))
-if #parked > 0 then
-  local ids = {}
-  for _, entry in ipairs(parked) do
-    for i = 4, #KEYS, 2 do
-      redis.call('XADD', KEYS[i], '*', 'r', entry[2][2])
-      redis.call('INCRBY', KEYS[i + 1], 1)
-    end
-    ids[#ids + 1] = entry[1]
-  end
-  redis.call('XDEL', KEYS[2], unpack(ids))
-  if redis.call('XLEN', KEYS[2]) > 0 then return 2 end
-  redis.call('DEL', KEYS[2])
-  redis.call('SREM', KEYS[3], ARGV[3])
-end
-local count = tonumber(ARGV[4])
-if count > 0 then
-  local fields = {}
-  for j = 5, #ARGV do fields[#fields + 1] = ARGV[j] end
-  for i = 4, #KEYS, 2 do
-    redis.call('XADD', KEYS[i], '*', unpack(fields))
-    redis.call('INCRBY', KEYS[i + 1], count)
-  end
-end
-redis.call('SET', KEYS[1], ARGV[1])
-return 1`;
 
 /**
  * How often routing is tried again while Redis refuses it for its memory limit: one refused
@@ -92,6 +46,8 @@ export interface RouterOptions {
 export interface Router {
   /** Waits up to `graceMs` for the jobs in hand, then lets go of them (they stall and are taken back). */
   close: (graceMs?: number) => Promise<void>;
+  /** Drops a tracker from the cache (`*`: every tracker), so that the next job reads its destinations and rules anew. */
+  forget: (trackerId: string) => void;
 }
 
 /**
@@ -112,6 +68,10 @@ export async function startRouter(connection: RedisClient, commands: RedisClient
     close: async (graceMs) => {
       await Promise.all(shards.map((r) => r.close(graceMs)));
     },
+    forget: (trackerId) => {
+      if (trackerId === ANY_TRACKER) cache.clear();
+      else cache.delete(trackerId);
+    },
   };
 }
 
@@ -127,7 +87,7 @@ export async function startRouter(connection: RedisClient, commands: RedisClient
  * entry per destination, and BullMQ then hands those jobs over only to be completed. An idle
  * queue routes each job as it comes: nothing waits for more.
  */
-async function startShardRouter(connection: RedisClient, commands: RedisClient, trackerFor: (id: string) => Promise<Tracker | undefined>, logger: Logger, opts: RouterOptions, prefix: string): Promise<Router> {
+async function startShardRouter(connection: RedisClient, commands: RedisClient, trackerFor: (id: string) => Promise<Tracker | undefined>, logger: Logger, opts: RouterOptions, prefix: string): Promise<Pick<Router, 'close'>> {
   const queue = new Queue<IngestJobData>(INGEST_QUEUE, { connection, prefix });
   queue.on('error', throttledErrorLog(logger, 'router queue connection'));
   await queue.setGlobalConcurrency(1);
@@ -149,6 +109,7 @@ async function startShardRouter(connection: RedisClient, commands: RedisClient, 
    */
   let merged = { from: 1, through: 0 };
   const cursorKey = routerCursorKey(prefix);
+  const rules = new RulesCache();
   const source: RunSource = {
     commands,
     prefix,
@@ -160,31 +121,25 @@ async function startShardRouter(connection: RedisClient, commands: RedisClient, 
   /** The job in hand as the first of a run. */
   const runJob = async (id: number, data: IngestJobData): Promise<RunJob> => {
     const destinations = await source.destinationsOf(data.trackerId);
-    return { id, data, destinations, records: recordTexts(data, await duplicatesOf(data)) };
+    const skip = await duplicatesOf(data);
+    return { id, data, destinations, records: recordTexts(data, skip), skip };
   };
 
   /**
-   * One job alone, by ROUTE: a job whose tracker has no destination (its records go to the
-   * backlog), one whose tracker partition's backlog must move first, one that nothing waits behind.
+   * One job alone (jobs/route-alone.ts): a job whose tracker has no destination (its records go to
+   * the backlog), one whose tracker partition's backlog must move first, one that nothing waits behind.
    */
-  const routeAlone = async (job: Job<IngestJobData>, first: RunJob): Promise<void> => {
+  const routeJobAlone = async (job: Job<IngestJobData>, first: RunJob): Promise<void> => {
     const { trackerId } = job.data;
-    const partition = job.data.partition ?? 0;
     const { destinations, records } = first;
     if (destinations.length === 0) logger.warn({ trackerId, records: records.length }, 'no destination: records kept in the tracker backlog until one is added');
-    const streams = destinations.flatMap((d) => {
-      const k = deliveryKeys(prefix, { trackerId, destinationId: d.id, partition });
-      return [k.stream, k.queued];
-    });
-    const keys = [cursorKey, trackerBacklogKey(prefix, trackerId, partition), backlogIndexKey(prefix), ...streams];
-    const chunk = String(opts.backlogChunk ?? BACKLOG_MOVE_CHUNK);
-    // Each call is atomic, so a worker that dies between calls leaves a consistent, smaller backlog.
-    const payload = streams.length === 0 ? records : records.length === 0 ? ['0'] : [String(records.length), ...entryFields(records)];
-    let answer: unknown;
-    while ((answer = await commands.eval(ROUTE, keys.length, ...keys, job.id!, chunk, backlogMember({ trackerId, partition }), ...payload)) === 2);
+    const routed = await routeAlone(
+      { commands, prefix, cursorKey, rules, backlogChunk: opts.backlogChunk ?? BACKLOG_MOVE_CHUNK },
+      { id: job.id!, trackerId, partition: job.data.partition ?? 0, destinations, records: { texts: records, values: () => recordValues(job.data, first.skip) } },
+    );
     // Routed: the list is no longer needed (the route cursor keeps the job from being routed again).
     if (job.data.dedup) await commands.del(duplicatesKey(prefix, job.data.dedup)).catch(() => undefined);
-    if (answer === 1) opts.onRouted?.(records.length, destinations.length);
+    if (routed) opts.onRouted?.(records.length, destinations.length);
   };
 
   /**
@@ -196,7 +151,7 @@ async function startShardRouter(connection: RedisClient, commands: RedisClient, 
     // BullMQ numbers the jobs of a queue without custom ids from one counter; any other id is routed alone.
     let run = first.destinations.length > 0 && Number.isSafeInteger(id) ? await planRun(source, first) : [first];
     while (run.length > 1) {
-      const outcome = await routeRun(commands, prefix, cursorKey, run);
+      const outcome = await routeRun(commands, prefix, cursorKey, run, rules);
       if (outcome.kind === 'backlog') {
         run = run.slice(0, outcome.index);
         continue;
@@ -205,7 +160,7 @@ async function startShardRouter(connection: RedisClient, commands: RedisClient, 
       if (outcome.kind === 'routed') for (const j of run) opts.onRouted?.(j.records.length, j.destinations.length);
       return;
     }
-    await routeAlone(job, first);
+    await routeJobAlone(job, first);
   };
 
   const route = async (job: Job<IngestJobData>): Promise<void> => {

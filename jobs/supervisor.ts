@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { duplicateClient, type RedisClient } from '../src/core/redis/cluster';
 import type { ConnectorRegistry } from '../connectors/registry';
-import type { DestinationWriter } from '../connectors/types';
+import type { DestinationWriter, EngineLimits } from '../connectors/types';
 import { ConfigurationError } from '../connectors/errors';
 import type { Logger } from '../src/core/logger';
 import type { TrackerStore } from '../src/core/trackers/store';
@@ -23,6 +23,8 @@ export interface SupervisorOptions {
   /** Where each tracker partition's delivery keys live. */
   keyspace: Keyspace;
   dataDir: string;
+  /** What the local warehouse's DuckDB may take of the host (WAREHOUSE_MEMORY_MB, WAREHOUSE_TEMP_DIR); absent, the connector's defaults. */
+  engine?: EngineLimits;
   /** How often trackers are re-read to start, stop or restart destinations. Default 2000 ms. */
   discoverIntervalMs: number;
   /** Lease of a destination; another worker takes over this long after a holder dies. Default 15 s. */
@@ -42,8 +44,12 @@ interface Wanted {
   partitions: number;
 }
 
-/** What a run was started with: a change restarts it with the new settings. */
-const fingerprint = (want: Wanted) => JSON.stringify([want.destination, want.partitions]);
+/**
+ * What a run was started with: a change restarts it with the new settings. Rules are not part of
+ * it: they run at routing (jobs/destination-blocks.ts), and a delivery loop has nothing to redo
+ * when they change.
+ */
+const fingerprint = (want: Wanted) => JSON.stringify([{ ...want.destination, rules: undefined }, want.partitions]);
 
 interface Running {
   fingerprint: string;
@@ -69,6 +75,8 @@ export class DeliverySupervisor {
   private readonly running = new Map<string, Running>();
   private timer: NodeJS.Timeout | undefined;
   private discovering: Promise<void> | undefined;
+  /** A change arrived during a discovery: run another right after it. */
+  private woken = false;
   private stopped = false;
 
   constructor(
@@ -80,15 +88,32 @@ export class DeliverySupervisor {
   ) {}
 
   start(): void {
-    const tick = () => {
-      if (this.stopped) return;
-      this.discovering = this.discover()
-        .catch((err: unknown) => this.logger.warn({ err: (err as Error).message }, 'destination discovery failed'))
-        .finally(() => {
-          if (!this.stopped) this.timer = setTimeout(tick, this.opts.discoverIntervalMs);
-        });
-    };
-    tick();
+    this.tick();
+  }
+
+  private readonly tick = (): void => {
+    if (this.stopped) return;
+    this.timer = undefined;
+    this.discovering = this.discover()
+      .catch((err: unknown) => this.logger.warn({ err: (err as Error).message }, 'destination discovery failed'))
+      .finally(() => {
+        this.discovering = undefined;
+        if (this.woken) {
+          this.woken = false;
+          this.tick();
+        } else if (!this.stopped) this.timer = setTimeout(this.tick, this.opts.discoverIntervalMs);
+      });
+  };
+
+  /** A tracker changed (src/core/trackers/changes.ts): discover now rather than at the next interval. */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.discovering) {
+      this.woken = true;
+      return;
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.tick();
   }
 
   /** Stops every loop: each finishes the write in hand or hands its batch back, then releases its lease. */
@@ -172,7 +197,7 @@ export class DeliverySupervisor {
           running.abort(err);
         });
         if (delivering) {
-          writer = await connector.open({ ...ref, settings: settings.data, dataDir: this.opts.dataDir, logger: log, now: () => new Date() });
+          writer = await connector.open({ ...ref, settings: settings.data, dataDir: this.opts.dataDir, ...(this.opts.engine ? { engine: this.opts.engine } : {}), logger: log, now: () => new Date() });
           log.info('delivering');
           await new DeliveryLoop(this.redis, blocking, keys, writer, lock, { ...this.opts.delivery, batch: connector.batchFor?.(settings.data) ?? connector.batch }, log, spool, turns).run(running.signal);
           running.abort(new Error('delivery loop ended'));

@@ -5,6 +5,7 @@ import { createRedisClient, targetOf, type RedisLocation } from '../src/core/red
 import { checkKeyspaceLayout } from '../src/core/redis/keyspace-layout';
 import { MemoryBudget } from '../src/core/redis/memory-budget';
 import { TrackerStore } from '../src/core/trackers/store';
+import { watchTrackerChanges } from '../src/core/trackers/changes';
 import { startRouter } from './router';
 import { DEFAULT_DELIVERY_OPTIONS } from './delivery-loop';
 import { DeliverySupervisor, type SupervisorOptions } from './supervisor';
@@ -24,7 +25,7 @@ export async function startWorkerRuntime(
   redisLocation: RedisLocation,
   registry: ConnectorRegistry,
   logger: Logger,
-  overrides: Partial<Omit<SupervisorOptions, 'keyspace' | 'dataDir'>> = {},
+  overrides: Partial<Omit<SupervisorOptions, 'keyspace' | 'dataDir' | 'engine'>> = {},
   sharedMemory?: MemoryBudget,
 ): Promise<WorkerRuntime> {
   const connection = createRedisClient(targetOf(redisLocation), 'worker');
@@ -35,7 +36,7 @@ export async function startWorkerRuntime(
   const store = new TrackerStore(commands, config.redisPrefix);
   const d = config.delivery;
   const router = await startRouter(connection, commands, store, logger.child({ component: 'router' }), { keyspace: config.keyspace, lockDurationMs: d.routerLockMs });
-  const fromConfig: Omit<SupervisorOptions, 'keyspace' | 'dataDir'> = {
+  const fromConfig: Omit<SupervisorOptions, 'keyspace' | 'dataDir' | 'engine'> = {
     discoverIntervalMs: d.discoverIntervalMs,
     leaseMs: d.leaseMs,
     sampleMs: d.sampleMs,
@@ -61,13 +62,21 @@ export async function startWorkerRuntime(
     ...overrides,
     keyspace: config.keyspace,
     dataDir: config.dataDir,
+    engine: config.warehouse,
   });
   supervisor.start();
+  // A tracker saved by any process: route its next records with its new destinations and rules, and start or stop deliveries now.
+  const changesSubscriber = createRedisClient(targetOf(redisLocation), 'worker');
+  watchTrackerChanges(changesSubscriber, config.redisPrefix, (trackerId) => {
+    router.forget(trackerId);
+    supervisor.wake();
+  }).catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'tracker changes: not watched; the router and the workers see changes within a second or two'));
   return {
     supervisor,
     memory,
     close: async () => {
       if (!sharedMemory) memory.stop();
+      changesSubscriber.disconnect();
       await Promise.all([router.close(), supervisor.stop()]);
       connection.disconnect();
       commands.disconnect();

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { checkGoogleAuth, createGoogleAuthSettings } from '../shared/google-auth-settings';
+import { tabTemplateProblem } from './tab-template';
 
 /** Sheets tab names: any text up to 100 characters; `_YYYY_MM` is added to the events tab on monthly rollover. */
 const tabName = z
@@ -43,6 +44,19 @@ export const GoogleSheetsSettingsSchema = z
       .optional()
       .describe(
         'Tab names, e.g. {"users": "users", "sessions": "sessions", "events": "events"}; each is optional (up to 90 characters) and the three must differ. Default: users, sessions, events.',
+      ),
+    /**
+     * A template for the events tab's name instead of `tabs.events`: `{_event}` gives one tab per
+     * event name, each with its own header (tab-template.ts). Monthly rollover still applies
+     * (`signup_2026_11`). Default none: one events tab.
+     */
+    tab: z
+      .string()
+      .min(1)
+      .max(90)
+      .optional()
+      .describe(
+        'A template for the events tab instead of tabs.events: {_event} gives one tab per event name (signup, order…), each with its own header; text around it is kept (events {_event}). Names are cleaned for Sheets. With monthly rollover the month is appended (signup_2026_11). Default: none, one events tab.',
       ),
     /**
      * `monthly`: events go to one tab per month of `_received_at` (UTC), `events_2026_11`, so old
@@ -125,6 +139,11 @@ export const GoogleSheetsSettingsSchema = z
     if (new Set(next).size < next.length || (s.spreadsheetId !== undefined && next.includes(s.spreadsheetId))) {
       ctx.addIssue({ code: 'custom', path: ['nextSpreadsheetIds'], message: 'list each spreadsheet once, and not spreadsheetId itself' });
     }
+    if (s.tab !== undefined) {
+      const problem = tabTemplateProblem(s.tab);
+      if (problem) ctx.addIssue({ code: 'custom', path: ['tab'], message: problem });
+      if (s.tabs?.events !== undefined) ctx.addIssue({ code: 'custom', path: ['tab'], message: 'tab names the events tabs, as tabs.events does: give one of them' });
+    }
     const t = tabNames(s);
     if (new Set([t.users, t.sessions, t.events].map((n) => n.toLowerCase())).size < 3) {
       ctx.addIssue({ code: 'custom', path: ['tabs'], message: 'the users, sessions and events tabs need three different names' });
@@ -162,6 +181,8 @@ export const DEFAULTS = {
 /** Settings with every default filled in. */
 export interface ResolvedSettings {
   tabs: { users: string; sessions: string; events: string };
+  /** The events tab's template (setting `tab`), when events are split by name. */
+  tabTemplate: string | undefined;
   rollover: 'monthly' | 'none';
   writeRequestsPerMinute: number;
   readRequestsPerMinute: number;
@@ -174,6 +195,7 @@ export interface ResolvedSettings {
 export function resolveSettings(s: GoogleSheetsSettings): ResolvedSettings {
   return {
     tabs: tabNames(s),
+    tabTemplate: s.tab,
     rollover: s.rollover ?? DEFAULTS.rollover,
     writeRequestsPerMinute: s.writeRequestsPerMinute ?? DEFAULTS.writeRequestsPerMinute,
     readRequestsPerMinute: s.readRequestsPerMinute ?? DEFAULTS.readRequestsPerMinute,

@@ -75,8 +75,9 @@ export class SheetsWriter implements DestinationWriter {
     const targets: Target[] = [
       { kind: 'user', title: this.settings.tabs.users, changes: [] },
       { kind: 'session', title: this.settings.tabs.sessions, changes: [] },
-      { kind: 'event', title: eventsTabFor(new Date(this.deps.now()), this.settings), records: [] },
     ];
+    // With a tab template, events tabs are made as their first events arrive: no name is known before.
+    if (this.settings.tabTemplate === undefined) targets.push({ kind: 'event', title: eventsTabFor(new Date(this.deps.now()), this.settings), records: [] });
     await this.guarded(signal, async () => {
       const writes = await this.flush(targets, signal);
       if (writes > 0) return;

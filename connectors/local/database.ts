@@ -4,6 +4,7 @@ import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { ConfigurationError, RetryableError } from '../errors';
 import { errorMessage, toConnectorError } from './duckdb-errors';
+import { engineOptions, type EngineLimits } from './engine';
 import { withFileMutex } from './file-mutex';
 import { readerWaiting, waitForReaders } from './reader-handoff';
 import { ensureTables } from './schema';
@@ -33,6 +34,7 @@ const READER_POLL_MS = 200;
 interface Open {
   instance: DuckDBInstance;
   conn: DuckDBConnection;
+  removeSpill: () => Promise<void>;
 }
 
 /**
@@ -49,10 +51,11 @@ interface Open {
 export class Warehouse {
   private static readonly shared = new Map<string, Warehouse>();
 
-  static acquire(file: string, releaseAfterIdleMs: number): Warehouse {
+  /** The first caller's settings hold while the file is shared. */
+  static acquire(file: string, releaseAfterIdleMs: number, limits: EngineLimits): Warehouse {
     let warehouse = Warehouse.shared.get(file);
     if (!warehouse) {
-      warehouse = new Warehouse(file, releaseAfterIdleMs);
+      warehouse = new Warehouse(file, releaseAfterIdleMs, limits);
       Warehouse.shared.set(file, warehouse);
     }
     warehouse.refs++;
@@ -72,6 +75,7 @@ export class Warehouse {
   private constructor(
     readonly file: string,
     private readonly releaseAfterIdleMs: number,
+    private readonly limits: EngineLimits,
   ) {}
 
   /**
@@ -120,16 +124,19 @@ export class Warehouse {
     await prepareDirectory(this.file);
     let instance: DuckDBInstance | undefined;
     let conn: DuckDBConnection | undefined;
+    let engine: Awaited<ReturnType<typeof engineOptions>> | undefined;
     try {
-      instance = await DuckDBInstance.create(this.file, WRITER_OPTIONS);
+      engine = await engineOptions(this.limits);
+      instance = await DuckDBInstance.create(this.file, { ...WRITER_OPTIONS, ...engine.options });
       conn = await instance.connect();
       await ensureTables(conn);
     } catch (err) {
       conn?.closeSync();
       instance?.closeSync();
+      await engine?.removeSpill();
       throw toConnectorError(this.file, err);
     }
-    this.open = { instance, conn };
+    this.open = { instance, conn, removeSpill: engine.removeSpill };
     // An idle writer would otherwise only notice a reader at its next batch.
     this.readerPoll = setInterval(() => {
       void readerWaiting(this.file).then((waiting) => (waiting ? withFileMutex(this.file, () => this.closeNow()) : undefined)).catch(() => undefined);
@@ -152,6 +159,7 @@ export class Warehouse {
     } finally {
       open.conn.closeSync();
       open.instance.closeSync();
+      await open.removeSpill();
     }
   }
 

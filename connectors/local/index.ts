@@ -2,6 +2,7 @@ import type { Connector, DestinationContext, DestinationWriter } from '../types'
 import { guardWrite } from '../shared/write-guard';
 import { DEFAULT_BATCH_RECORDS, DEFAULT_MAX_COLUMNS, DEFAULT_RELEASE_AFTER_IDLE_MS, LocalSettingsSchema, warehouseFile, type LocalSettings } from './config';
 import { prepareDirectory, Warehouse } from './database';
+import { defaultEngineLimits } from './engine';
 import { toConnectorError } from './duckdb-errors';
 import { writeBatch } from './write-batch';
 
@@ -84,7 +85,7 @@ export const localConnector: Connector<LocalSettings> = {
 function createLocalWriter(ctx: DestinationContext<LocalSettings>): DestinationWriter {
   const file = warehouseFile(ctx.dataDir, ctx.trackerId, ctx.settings);
   const maxColumns = ctx.settings.maxColumns ?? DEFAULT_MAX_COLUMNS;
-  const warehouse = Warehouse.acquire(file, ctx.settings.releaseAfterIdleMs ?? DEFAULT_RELEASE_AFTER_IDLE_MS);
+  const warehouse = Warehouse.acquire(file, ctx.settings.releaseAfterIdleMs ?? DEFAULT_RELEASE_AFTER_IDLE_MS, ctx.engine ?? defaultEngineLimits(ctx.dataDir));
   let closed = false;
 
   const guard = (signal: AbortSignal) => guardWrite(`the local warehouse writer for ${file}`, closed, signal);

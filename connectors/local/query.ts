@@ -1,4 +1,5 @@
 import { mkdir, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection, type Json } from '@duckdb/node-api';
 import { sleep } from '../../src/core/sleep';
@@ -7,12 +8,15 @@ import { Warehouse } from './database';
 import { errorMessage, isLockError } from './duckdb-errors';
 import { withFileMutex } from './file-mutex';
 import { announceReader } from './reader-handoff';
+import { DEFAULT_ENGINE_MEMORY_MB, engineOptions, type EngineLimits } from './engine';
 import { quoteLiteral } from './sql';
 import { TABLE } from './tables';
 
 export interface ReadOptions {
   /** How long to wait for a writer in another process to hand the file over. Default 10 000 ms. */
   lockTimeoutMs?: number;
+  /** DuckDB's memory limit and spill directory for the read. Default: 128 MiB, spilling under the system's temporary directory. */
+  limits?: EngineLimits;
 }
 
 export interface QueryOptions extends ReadOptions {
@@ -79,16 +83,21 @@ async function withReadOnly<T>(file: string, opts: ReadOptions, extra: DuckDBOpt
     await Warehouse.closeIfOpen(target);
     const withdraw = await announceReader(target);
     try {
-      const instance = await openReadOnly(target, opts.lockTimeoutMs ?? 10_000, extra);
-      const conn = await instance.connect().catch((err: unknown) => {
-        instance.closeSync();
-        throw err;
-      });
+      const engine = await engineOptions(opts.limits ?? { memoryMb: DEFAULT_ENGINE_MEMORY_MB, tempDirectory: path.join(tmpdir(), 'tributary-duckdb') });
       try {
-        return await fn(conn);
+        const instance = await openReadOnly(target, opts.lockTimeoutMs ?? 10_000, { ...engine.options, ...extra });
+        const conn = await instance.connect().catch((err: unknown) => {
+          instance.closeSync();
+          throw err;
+        });
+        try {
+          return await fn(conn);
+        } finally {
+          conn.closeSync();
+          instance.closeSync();
+        }
       } finally {
-        conn.closeSync();
-        instance.closeSync();
+        await engine.removeSpill();
       }
     } finally {
       await withdraw();

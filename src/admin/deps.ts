@@ -5,6 +5,7 @@ import type { LiveFeed } from '../http/live/live-feed';
 import type { MemorySnapshot } from '../core/redis/memory-budget';
 import type { DeliveryAdmin } from '../operator/delivery-admin';
 import type { DestinationService } from '../operator/destination-service';
+import type { RulesPreviewer } from '../operator/rules-preview';
 import type { SourceService } from '../operator/source-service';
 import type { TrackerService } from '../operator/tracker-service';
 
@@ -17,6 +18,8 @@ export interface AdminDeps {
   trackers: TrackerService;
   destinations: DestinationService;
   delivery: DeliveryAdmin;
+  /** Destination rules run over a tracker's last records, saved or not. */
+  preview: RulesPreviewer;
   /** Webhook sources, with their last deliveries. */
   sources: SourceService;
   /** The destination types, whose settings schemas the console draws forms from. */

@@ -4,6 +4,7 @@ import { isDeadLetterEntryId } from '../../jobs/dead-letters';
 import { restoreRedacted } from '../core/redact';
 import type { AdminDeps } from './deps';
 import { parseInput, readBody } from './json-body';
+import { MAX_PREVIEW_RECORDS } from '../operator/rules-preview';
 
 const Settings = z.record(z.string(), z.unknown());
 
@@ -12,10 +13,23 @@ const AddBody = z.strictObject({
   id: z.string().optional(),
   settings: Settings.optional(),
   enabled: z.boolean().optional(),
+  /** Checked whole by the service (src/core/rules/schema.ts), so that a refusal names the rule. */
+  rules: z.unknown().optional(),
 });
 
-/** `settings` replaces the stored settings as a whole; a secret sent back as `[redacted]` keeps its stored value. */
-const UpdateBody = z.strictObject({ settings: Settings.optional(), enabled: z.boolean().optional() });
+/**
+ * `settings` replaces the stored settings as a whole; a secret sent back as `[redacted]` keeps its
+ * stored value. `rules` replaces the rules as a whole; `null` removes them.
+ */
+const UpdateBody = z.strictObject({ settings: Settings.optional(), enabled: z.boolean().optional(), rules: z.unknown().optional() });
+
+const PreviewBody = z.strictObject({
+  /** Whose saved rules to use when `rules` is not given. */
+  destination: z.string().optional(),
+  /** Rules to try before saving them; checked as saving checks them. */
+  rules: z.unknown().optional(),
+  limit: z.number().int().min(1).max(MAX_PREVIEW_RECORDS).optional(),
+});
 
 const EntryIds = z.strictObject({
   /** Omitted: every dead letter there is now. */
@@ -49,7 +63,7 @@ export function registerDestinationRoutes(router: Router, deps: AdminDeps): void
     const { id, dest } = ctx.params as { id: string; dest: string };
     const body = await readBody(ctx, UpdateBody);
     const settings = body.settings && restoreRedacted(body.settings, (await destinations.get(id, dest)).settings);
-    ctx.body = await destinations.update(id, dest, { settings, enabled: body.enabled });
+    ctx.body = await destinations.update(id, dest, { settings, enabled: body.enabled, rules: body.rules });
   });
 
   router.delete(`${base}/:dest`, async (ctx) => {
@@ -66,6 +80,13 @@ export function registerDestinationRoutes(router: Router, deps: AdminDeps): void
     const { store } = await delivery.deadLetters(ctx.params.id!, ctx.params.dest!);
     const [entries, total] = await Promise.all([store.list(query.limit, query.after), store.count()]);
     ctx.body = { total, entries };
+  });
+
+  // What a destination's rules (saved, or given to try) make of the tracker's last records.
+  router.post('/trackers/:id/rules/preview', async (ctx) => {
+    const body = await readBody(ctx, PreviewBody);
+    // Records hold big integers as bigints: the admin router writes every answer as exact JSON.
+    ctx.body = await deps.preview.preview({ trackerId: ctx.params.id!, destinationId: body.destination, rules: body.rules, limit: body.limit });
   });
 
   router.post(`${base}/:dest/dead-letters/replay`, async (ctx) => {

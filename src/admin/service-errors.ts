@@ -23,6 +23,7 @@ const DESTINATION: Readonly<Record<DestinationServiceErrorCode, ErrorCode>> = {
   DESTINATION_EXISTS: 'ERR_ADMIN_CONFLICT',
   UNKNOWN_TYPE: 'ERR_ADMIN_INVALID',
   INVALID_SETTINGS: 'ERR_ADMIN_INVALID',
+  INVALID_RULES: 'ERR_ADMIN_INVALID',
 };
 
 const SOURCE: Readonly<Record<SourceServiceErrorCode, ErrorCode>> = {

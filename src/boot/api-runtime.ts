@@ -9,7 +9,8 @@ import { TrafficCounter } from '../http/traffic/traffic-counter';
 import { LiveFeed } from '../http/live/live-feed';
 import type { Config } from '../core/config';
 import { throttledErrorLog, type Logger } from '../core/logger';
-import { createMetrics, registerMemoryMetrics, type Metrics } from '../core/metrics';
+import { createMetrics, registerDestinationMetrics, registerMemoryMetrics, type Metrics } from '../core/metrics';
+import { readDestinationCounts } from '../../jobs/destination-counts';
 import { MemoryBudget } from '../core/redis/memory-budget';
 import type { IngestJobData } from '../../jobs/ingest-job';
 import { ingestQueues } from '../../jobs/ingest-queues';
@@ -17,9 +18,11 @@ import { IngestWriter } from '../ingest/ingest-writer';
 import { createRedisClient, pingEveryMaster, targetOf, type RedisLocation } from '../core/redis/cluster';
 import { checkKeyspaceLayout } from '../core/redis/keyspace-layout';
 import { DeliveryAdmin } from '../operator/delivery-admin';
+import { RulesPreviewer } from '../operator/rules-preview';
 import { DestinationService } from '../operator/destination-service';
 import { RateLimiter } from '../ingest/rate-limiter';
 import { TrackerResolver } from '../ingest/resolver';
+import { watchTrackerChanges } from '../core/trackers/changes';
 import { TrackerService } from '../operator/tracker-service';
 import { TrackerStore } from '../core/trackers/store';
 import { SourceDeliveryLog } from '../core/trackers/source-deliveries';
@@ -76,7 +79,11 @@ export function createApiRuntime(
   const store = new TrackerStore(redis, config.redisPrefix);
   const memory = new MemoryBudget(redis, logger.child({ component: 'memory' }), config.memory).start();
   registerMemoryMetrics(metrics, () => memory.snapshot());
+  registerDestinationMetrics(metrics, () => readDestinationCounts(redis, store, config.keyspace));
   const resolver = new TrackerResolver(store, config.tokenCacheTtlMs);
+  // A change made by any process (CLI, console, config file) reaches this one's caches at once.
+  const changesSubscriber = createRedisClient(targetOf(redisLocation), 'worker');
+  watchTrackerChanges(changesSubscriber, config.redisPrefix, () => resolver.clear()).catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'tracker changes: not watched; caches expire by themselves'));
   const writer = new IngestWriter(queues, {
     ...config.enqueue,
     retryAfterSeconds: config.retryAfterSeconds,
@@ -127,6 +134,7 @@ export function createApiRuntime(
     },
     close: async () => {
       memory.stop();
+      changesSubscriber.disconnect();
       await live.close();
       await writer.close();
       await history.flush();
@@ -145,7 +153,8 @@ function createAdminDeps(config: Readonly<Config>, redis: RedisClient, store: Tr
     publicUrl: config.publicUrl,
     trackers: new TrackerService(store),
     destinations,
-    delivery: new DeliveryAdmin({ destinations, redis, keyspace: config.keyspace, dataDir: config.dataDir }),
+    delivery: new DeliveryAdmin({ destinations, redis, keyspace: config.keyspace, dataDir: config.dataDir, warehouse: config.warehouse }),
+    preview: new RulesPreviewer({ destinations, redis, keyspace: config.keyspace }),
     sources: new SourceService(store, undefined, deliveryLog),
     connectors: options.registry,
     live,

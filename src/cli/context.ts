@@ -11,6 +11,7 @@ import { TrackerService } from '../operator/tracker-service';
 import { SourceService } from '../operator/source-service';
 import { SourceDeliveryLog } from '../core/trackers/source-deliveries';
 import { DeliveryAdmin } from '../operator/delivery-admin';
+import { RulesPreviewer } from '../operator/rules-preview';
 import { RequestHistory } from '../core/requests/request-history';
 
 /** A failure the CLI reports as one line, without a stack. */
@@ -23,6 +24,8 @@ export interface CliContext {
   service: TrackerService;
   destinations: DestinationService;
   admin: DeliveryAdmin;
+  /** Destination rules run over a tracker's last records, saved or not. */
+  preview: RulesPreviewer;
   sources: SourceService;
   /** Each tracker's last requests, and those with an unknown token. */
   requests: RequestHistory;
@@ -101,12 +104,12 @@ export async function withContext<T>(fn: (ctx: CliContext) => Promise<T>): Promi
     }));
   const store = new TrackerStore(redis, config.redisPrefix);
   const destinations = new DestinationService(store, createDefaultRegistry(), config.dataDir, connectorLogger);
-  const admin = new DeliveryAdmin({ destinations, redis, keyspace: config.keyspace, dataDir: config.dataDir });
+  const admin = new DeliveryAdmin({ destinations, redis, keyspace: config.keyspace, dataDir: config.dataDir, warehouse: config.warehouse });
   try {
     await checkKeyspaceLayout(redis, config.keyspace).catch((err: unknown) => {
       throw err instanceof KeyspaceLayoutError ? new CliError(err.message) : err;
     });
-    return await fn({ config, service: new TrackerService(store), destinations, admin, sources: new SourceService(store, undefined, new SourceDeliveryLog(redis, config.redisPrefix)), requests: new RequestHistory(redis, config.redisPrefix) });
+    return await fn({ config, service: new TrackerService(store), destinations, admin, preview: new RulesPreviewer({ destinations, redis, keyspace: config.keyspace }), sources: new SourceService(store, undefined, new SourceDeliveryLog(redis, config.redisPrefix)), requests: new RequestHistory(redis, config.redisPrefix) });
   } finally {
     await redis.quit().catch(() => redis.disconnect());
     await endpoint.stop();

@@ -1,19 +1,36 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { withContext } from './context';
+import { CliError, withContext } from './context';
 import { json } from './render';
 import { renderAdded, renderDestinationList, renderTestResult } from './render-destinations';
+import { renderDestination, renderDestinationSummary, renderPreview } from './render-rules';
+import { addRuleOptions, givesRules, rulesFromFlags, type RuleFlags } from './rule-args';
 import { collectSetting, mergeSettings, parseSettingsJson, type SettingPair } from './settings-args';
 
 interface JsonFlag {
   json?: boolean;
 }
 
-interface AddOptions extends JsonFlag {
+interface AddOptions extends JsonFlag, RuleFlags {
   type: string;
   id?: string;
   setting?: SettingPair[];
   settingsJson?: Record<string, unknown>;
   disabled?: boolean;
+}
+
+interface UpdateOptions extends JsonFlag, RuleFlags {
+  setting?: SettingPair[];
+  settingsJson?: Record<string, unknown>;
+}
+
+interface PreviewOptions extends JsonFlag, RuleFlags {
+  limit: number;
+}
+
+function count(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 1000) throw new InvalidArgumentError('expected a whole number from 1 to 1000.');
+  return n;
 }
 
 interface TestOptions extends JsonFlag {
@@ -35,19 +52,35 @@ Settings are checked by the destination type's own schema; a bad one is refused 
 A --setting value is read as JSON when it parses (true, false, 42, {"a":1}), else as text;
 quote it as JSON to force text: --setting 'sheetId="123"'.
 
+Rules choose which records the destination receives and in what shape (README, "Rules"): the
+filter runs first, on the record as accepted, then the sample, then flatten, keep/drop, rename.
+
 Examples:
   tributary destinations add shop --type local
   tributary destinations add shop --type local --id archive --setting path=archive/shop.duckdb --setting maxColumns=200
-  tributary destinations add shop --type local --settings-json '{"releaseAfterIdleMs":5000}' --disabled`;
+  tributary destinations add shop --type local --settings-json '{"releaseAfterIdleMs":5000}' --disabled
+  tributary destinations add shop --type google-sheets --id marketing --setting spreadsheetId=1AbC… --setting tab={_event} \\
+    --filter "_type == 'event' && _event in ['signup', 'order']" --keep total,currency,plan --rename total=amount`;
+
+const UPDATE_HELP = `
+--setting changes one setting and keeps the others; --settings-json replaces them all. A rule flag
+replaces that rule and keeps the others; --clear-rules removes them all first. A change reaches
+every process within a second and applies to the records routed after it; records already queued
+for the destination are delivered as they were routed.
+
+Examples:
+  tributary destinations update shop marketing --filter "_event == 'order' && total >= 10"
+  tributary destinations update shop marketing --drop email,phone --flatten
+  tributary destinations update shop marketing --clear-rules`;
 
 export function registerDestinationsCommands(program: Command): void {
   const destinations = program
     .command('destinations')
     .description("manage a tracker's destinations: where its records are delivered (every record goes to each enabled one)");
 
-  destinations
+  const add = destinations
     .command('add')
-    .description('add a destination to a tracker')
+    .description('add a destination to a tracker, with the rules that choose what it receives')
     .argument('<tracker>', 'tracker id')
     .requiredOption('--type <type>', 'destination type, e.g. local')
     .option('--id <id>', 'destination id: lowercase letters, digits, _ and - (default: the type, numbered if taken)')
@@ -59,10 +92,64 @@ export function registerDestinationsCommands(program: Command): void {
     .action((trackerId: string, opts: AddOptions) =>
       withContext(async ({ destinations: service }) => {
         const settings = mergeSettings(opts.settingsJson, opts.setting);
-        const added = await service.add(trackerId, { type: opts.type, id: opts.id, settings, enabled: !opts.disabled });
+        const rules = rulesFromFlags(undefined, opts) ?? undefined;
+        const added = await service.add(trackerId, { type: opts.type, id: opts.id, settings, enabled: !opts.disabled, ...(rules ? { rules } : {}) });
         print(opts.json ? json(added) : renderAdded(trackerId, added));
       }),
     );
+  addRuleOptions(add, false);
+
+  const update = destinations
+    .command('update')
+    .description("change a destination's settings or rules")
+    .argument('<tracker>', 'tracker id')
+    .argument('<id>', 'destination id')
+    .option('--setting <key=value...>', 'one setting; repeatable; the others are kept', collectSetting)
+    .option('--settings-json <json>', 'all settings as one JSON object, replacing them', parseSettingsJson)
+    .option('--json', 'print the stored destination as JSON')
+    .addHelpText('after', UPDATE_HELP)
+    .action((trackerId: string, id: string, opts: UpdateOptions) =>
+      withContext(async ({ destinations: service }) => {
+        if (!opts.setting && !opts.settingsJson && !givesRules(opts)) throw new InvalidArgumentError('nothing to change: give --setting, --settings-json, a rule flag or --clear-rules.');
+        const current = await service.get(trackerId, id);
+        const settings = opts.settingsJson ? mergeSettings(opts.settingsJson, opts.setting) : opts.setting ? mergeSettings(current.settings, opts.setting) : undefined;
+        const rules = rulesFromFlags(current.rules, opts);
+        const updated = await service.update(trackerId, id, { settings, ...(rules !== undefined ? { rules } : {}) });
+        print(opts.json ? json(updated) : `Updated destination ${id} of tracker ${trackerId}.\n${renderDestinationSummary(trackerId, updated)}`);
+      }),
+    );
+  addRuleOptions(update, true);
+
+  destinations
+    .command('show')
+    .description('show one destination: its settings, its rules, its delivery status and what its rules kept from it')
+    .argument('<tracker>', 'tracker id')
+    .argument('<id>', 'destination id')
+    .option('--json', 'print JSON: the destination with its settings, rules and status')
+    .action((trackerId: string, id: string, opts: JsonFlag) =>
+      withContext(async ({ admin }) => {
+        const found = (await admin.listWithStatus(trackerId)).find((d) => d.id === id);
+        if (!found) throw new CliError(`Tracker ${trackerId} has no destination ${id}.`);
+        print(opts.json ? json(found) : renderDestination(trackerId, found));
+      }),
+    );
+
+  const preview = destinations
+    .command('preview')
+    .description("run a destination's rules, or the rules given as flags, over the tracker's last records, and show what would be delivered and what skipped")
+    .argument('<tracker>', 'tracker id')
+    .argument('<dest>', 'destination id: its saved rules, or with rule flags the rules `destinations update` would save with the same flags')
+    .option('--limit <n>', 'the most recent records to run them over (at most 1000)', count, 100)
+    .option('--json', 'print JSON: each record with its outcome, and the counts')
+    .action((trackerId: string, destinationId: string, opts: PreviewOptions) =>
+      withContext(async ({ destinations: service, preview: previewer }) => {
+        const current = await service.get(trackerId, destinationId);
+        const rules = givesRules(opts) ? (rulesFromFlags(current.rules, opts) ?? {}) : undefined;
+        const result = await previewer.preview({ trackerId, destinationId, rules, limit: opts.limit });
+        print(opts.json ? json(result) : renderPreview(result));
+      }),
+    );
+  addRuleOptions(preview, true);
 
   destinations
     .command('list')

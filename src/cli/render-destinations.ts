@@ -2,6 +2,7 @@ import type { TestResult } from '../operator/destination-service';
 import type { Destination } from '../core/trackers/types';
 import type { DestinationView } from '../operator/delivery-admin';
 import { json, table } from './render';
+import { ruleLines, skippedLine } from './render-rules';
 
 /** `850ms`, `12s`, `3m 4s`, `2h 5m`, `3d 1h`: precise when small, short when large. */
 export function duration(ms: number): string {
@@ -65,6 +66,9 @@ ${backlogLine(trackerId, backlog)}` : hint;
   }
   // Moved by the router with the tracker's next record; until then the count stays visible.
   if (backlog > 0) out.push(`\n${backlogLine(trackerId, backlog)}`);
+  for (const d of list.filter((v) => v.rules)) {
+    out.push(`\n${d.id} rules: ${ruleLines(d.rules).join('; ')}\n  ${skippedLine(d)}${d.status.lastFilterError ? `\n  last filter error: ${d.status.lastFilterError}` : ''}`);
+  }
   for (const d of list.filter((v) => v.status.details)) {
     out.push(`\n${d.id}: ${Object.entries(d.status.details!).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   }

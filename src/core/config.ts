@@ -73,6 +73,8 @@ const EnvSchema = z.object({
   UNKNOWN_TOKEN_HISTORY_PER_MINUTE: int(60, 0),
   REQUEST_HISTORY_ACCEPTED_PER_SECOND: int(100, 0),
   TRAFFIC_FLUSH_MS: int(5000, 50),
+  WAREHOUSE_MEMORY_MB: int(128, 16),
+  WAREHOUSE_TEMP_DIR: z.string().optional(),
 });
 
 export interface Limits {
@@ -191,6 +193,16 @@ export interface Config {
   };
   /** Redis memory: the limit, the watermarks, the sampling (src/core/redis/memory-budget.ts). */
   memory: MemoryBudgetConfig;
+  /** What the local warehouse's DuckDB may take of the host (connectors/types.ts `EngineLimits`). */
+  warehouse: {
+    /**
+     * DuckDB's memory limit for each open warehouse: the writer of each tracker delivering now, and
+     * each `query` or `export` under way. Default 128 MiB (DuckDB's own default is 80 % of RAM).
+     */
+    memoryMb: number;
+    /** Where DuckDB spills what a batch or a query needs beyond the limit. Default `DATA_DIR/tmp/duckdb`. */
+    tempDirectory: string;
+  };
 }
 
 export interface MemoryBudgetConfig {
@@ -310,6 +322,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       routerLockMs: e.ROUTER_LOCK_MS,
       redisCapRecords: e.DESTINATION_REDIS_CAP_RECORDS,
       spillFrameRecords: e.DESTINATION_SPILL_FRAME_RECORDS,
+    }),
+    warehouse: Object.freeze({
+      memoryMb: e.WAREHOUSE_MEMORY_MB,
+      tempDirectory: path.resolve(e.WAREHOUSE_TEMP_DIR ?? path.join(e.DATA_DIR, 'tmp', 'duckdb')),
     }),
     memory: Object.freeze({
       limitBytes: e.REDIS_MAXMEMORY_BYTES,

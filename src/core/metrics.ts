@@ -83,3 +83,53 @@ export function registerMemoryMetrics(metrics: Metrics, snapshot: () => MemorySn
     },
   });
 }
+
+/** What registerDestinationMetrics reads at each scrape (jobs/destination-counts.ts). */
+export interface DestinationCountsRow {
+  trackerId: string;
+  destinationId: string;
+  type: string;
+  delivered: number;
+  filtered: number;
+  sampled: number;
+  filterErrors: number;
+}
+
+/**
+ * Each destination's records delivered and skipped by its rules, read from Redis at each scrape:
+ * they are counted where delivery and routing happen, in whichever worker, so every API process
+ * reads the same figures, and a cluster's host-wide figures take the largest, not the sum.
+ */
+export function registerDestinationMetrics(metrics: Metrics, read: () => Promise<DestinationCountsRow[]>): void {
+  const registers = [metrics.registry];
+  let rows: Promise<DestinationCountsRow[]> | undefined;
+  // Both metrics of one scrape share one read.
+  const once = () => (rows ??= read().finally(() => setImmediate(() => (rows = undefined))));
+  new Counter({
+    name: 'tributary_destination_records_delivered_total',
+    help: 'Records a destination confirmed, by tracker, destination and type.',
+    labelNames: ['tracker', 'destination', 'type'],
+    aggregator: 'max',
+    registers,
+    async collect() {
+      this.reset();
+      for (const r of await once().catch(() => [])) this.inc({ tracker: r.trackerId, destination: r.destinationId, type: r.type }, r.delivered);
+    },
+  });
+  new Counter({
+    name: 'tributary_destination_records_skipped_total',
+    help: "Records a destination's rules kept from it, by reason: filter (false), sample (outside it), filter_error (the filter failed on the record).",
+    labelNames: ['tracker', 'destination', 'type', 'reason'],
+    aggregator: 'max',
+    registers,
+    async collect() {
+      this.reset();
+      for (const r of await once().catch(() => [])) {
+        const labels = { tracker: r.trackerId, destination: r.destinationId, type: r.type };
+        this.inc({ ...labels, reason: 'filter' }, r.filtered);
+        this.inc({ ...labels, reason: 'sample' }, r.sampled);
+        this.inc({ ...labels, reason: 'filter_error' }, r.filterErrors);
+      }
+    },
+  });
+}

@@ -20,6 +20,8 @@ export class TrackerResolver {
   private readonly byTrackerId = new Map<string, CacheEntry>();
   private readonly pending = new Map<string, Promise<Tracker | undefined>>();
   private readonly pendingIds = new Map<string, Promise<Tracker | undefined>>();
+  /** Bumped by `clear`: an answer looked up before it is not cached. */
+  private generation = 0;
 
   constructor(
     private readonly store: TrackerStore,
@@ -45,21 +47,33 @@ export class TrackerResolver {
     return this.cached(this.byTrackerId, this.pendingIds, id, () => this.store.get(id));
   }
 
+  /**
+   * Forgets every cached answer (a tracker changed: src/core/trackers/changes.ts). A lookup under
+   * way began before the change, so its answer is given to the requests that wait for it but not
+   * cached.
+   */
   clear(): void {
+    this.generation++;
     this.byToken.clear();
     this.byTrackerId.clear();
+    this.pending.clear();
+    this.pendingIds.clear();
   }
 
   /** A cached answer while fresh, else one lookup shared by every request asking meanwhile. */
   private async cached(cache: Map<string, CacheEntry>, pending: Map<string, Promise<Tracker | undefined>>, key: string, load: () => Promise<Tracker | undefined>): Promise<Tracker | undefined> {
     const hit = cache.get(key);
     if (hit && hit.expiresAt > this.now()) return hit.tracker;
+    const generation = this.generation;
     let lookup = pending.get(key);
     if (!lookup) {
-      lookup = load().finally(() => pending.delete(key));
+      lookup = load().finally(() => {
+        if (pending.get(key) === lookup) pending.delete(key);
+      });
       pending.set(key, lookup);
     }
     const tracker = await lookup;
+    if (generation !== this.generation) return tracker;
     if (cache.size >= this.maxEntries) cache.clear();
     cache.set(key, { tracker, expiresAt: this.now() + this.ttlMs });
     return tracker;

@@ -3,6 +3,7 @@ import { RetryableError } from '../../connectors/errors';
 import { LocalSettingsSchema, warehouseFile } from '../../connectors/local/config';
 import type { ExportedFile, ExportFormat, QueryResult } from '../../connectors/local/query';
 import { errorMessage } from '../../connectors/local/duckdb-errors';
+import type { EngineLimits } from '../../connectors/types';
 import { DeadLetterStore, PartitionedDeadLetters, type DeadLetters } from '../../jobs/dead-letters';
 import { combineStatuses, DestinationStatusStore, type DestinationStatus } from '../../jobs/destination-status';
 import { combinePictures, DestinationSeries, type DestinationPicture } from '../../jobs/destination-series';
@@ -40,6 +41,8 @@ export interface DeliveryAdminDeps {
   redis: RedisClient;
   keyspace: Keyspace;
   dataDir: string;
+  /** DuckDB's memory limit and spill directory for each query and export (WAREHOUSE_MEMORY_MB, WAREHOUSE_TEMP_DIR). Default: the reads' own (128 MiB). */
+  warehouse?: EngineLimits;
 }
 
 /**
@@ -115,12 +118,12 @@ export class DeliveryAdmin {
   /** `maxRows` caps what is read (the console shows a screenful); the CLI reads everything. */
   async query(trackerId: string, sql: string, destinationId?: string, maxRows?: number): Promise<QueryResult> {
     const file = await this.warehouseFile(trackerId, destinationId);
-    return this.onWarehouse(() => warehouseReads().queryWarehouse(file, sql, { maxRows }));
+    return this.onWarehouse(() => warehouseReads().queryWarehouse(file, sql, { maxRows, ...(this.deps.warehouse ? { limits: this.deps.warehouse } : {}) }));
   }
 
   async export(trackerId: string, format: ExportFormat, outDir: string, destinationId?: string): Promise<ExportedFile[]> {
     const file = await this.warehouseFile(trackerId, destinationId);
-    return this.onWarehouse(() => warehouseReads().exportWarehouse(file, format, outDir));
+    return this.onWarehouse(() => warehouseReads().exportWarehouse(file, format, outDir, this.deps.warehouse ? { limits: this.deps.warehouse } : {}));
   }
 
   /** The file of the tracker's `local` destination: the one named, or the only one there is. */

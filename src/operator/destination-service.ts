@@ -3,8 +3,9 @@ import { ConnectorError } from '../../connectors/errors';
 import type { Logger } from '../core/logger';
 import type { TrackerStore } from '../core/trackers/store';
 import { DestinationSchema, describeIssues, type Destination, type Tracker } from '../core/trackers/types';
+import { DestinationRulesSchema, hasRules, type DestinationRules } from '../core/rules/schema';
 
-export type DestinationServiceErrorCode = 'TRACKER_NOT_FOUND' | 'DESTINATION_NOT_FOUND' | 'DESTINATION_EXISTS' | 'UNKNOWN_TYPE' | 'INVALID_SETTINGS';
+export type DestinationServiceErrorCode = 'TRACKER_NOT_FOUND' | 'DESTINATION_NOT_FOUND' | 'DESTINATION_EXISTS' | 'UNKNOWN_TYPE' | 'INVALID_SETTINGS' | 'INVALID_RULES';
 
 export class DestinationServiceError extends Error {
   override name = 'DestinationServiceError';
@@ -23,6 +24,17 @@ export interface AddDestinationInput {
   id?: string;
   settings?: Record<string, unknown>;
   enabled?: boolean;
+  /** Which records it receives and in what shape (src/core/rules); none: every record as accepted. */
+  rules?: unknown;
+}
+
+/** What an update changes; what it leaves out stays. */
+export interface DestinationChanges {
+  /** Replaces the settings as a whole. */
+  settings?: Record<string, unknown> | undefined;
+  enabled?: boolean | undefined;
+  /** Replaces the rules as a whole; null removes them. */
+  rules?: unknown;
 }
 
 export interface TestResult {
@@ -60,6 +72,14 @@ export class DestinationService {
     return settings;
   }
 
+  /** Rules checked whole, or refused naming the rule and, for a filter, the column where it goes wrong. */
+  checkRules(rules: unknown): DestinationRules | undefined {
+    if (rules === undefined || rules === null) return undefined;
+    const parsed = DestinationRulesSchema.safeParse(rules);
+    if (!parsed.success) throw new DestinationServiceError('INVALID_RULES', `Invalid rules: ${describeIssues(parsed.error, 'rules')}`, `rules.${parsed.error.issues[0]?.path.join('.') ?? ''}`);
+    return hasRules(parsed.data) ? parsed.data : undefined;
+  }
+
   /** The tracker's partition count: each destination is delivered partition by partition. */
   async partitions(trackerId: string): Promise<number> {
     return (await this.tracker(trackerId)).partitions;
@@ -78,6 +98,7 @@ export class DestinationService {
   async add(trackerId: string, input: AddDestinationInput): Promise<Destination> {
     const tracker = await this.tracker(trackerId);
     const settings = this.checkSettings(input.type, input.settings ?? {});
+    const rules = this.checkRules(input.rules);
     if (this.registry.get(input.type)?.singleWriter && tracker.partitions > 1) {
       throw new DestinationServiceError('INVALID_SETTINGS', `A ${input.type} destination takes one writer at a time, and tracker ${trackerId} has ${tracker.partitions} partitions delivered in parallel: set its partitions to 1 first, or choose another type.`, 'type');
     }
@@ -87,7 +108,7 @@ export class DestinationService {
       let id = input.id ?? input.type;
       if (input.id && taken.has(id)) throw new DestinationServiceError('DESTINATION_EXISTS', `Tracker ${trackerId} already has a destination ${id}.`, 'id');
       for (let n = 2; taken.has(id); n++) id = `${input.type}-${n}`;
-      const parsed = DestinationSchema.safeParse({ id, type: input.type, enabled: input.enabled ?? true, settings });
+      const parsed = DestinationSchema.safeParse({ id, type: input.type, enabled: input.enabled ?? true, settings, ...(rules ? { rules } : {}) });
       if (!parsed.success) throw new DestinationServiceError('INVALID_SETTINGS', describeIssues(parsed.error), parsed.error.issues[0]?.path.join('.'));
       added = parsed.data;
       return { ...current, destinations: [...current.destinations, parsed.data] };
@@ -95,13 +116,18 @@ export class DestinationService {
     return added!;
   }
 
-  async update(trackerId: string, destinationId: string, changes: { settings?: Record<string, unknown>; enabled?: boolean }): Promise<Destination> {
+  async update(trackerId: string, destinationId: string, changes: DestinationChanges): Promise<Destination> {
     const current = await this.get(trackerId, destinationId);
     const next: Destination = {
       ...current,
       settings: changes.settings ? this.checkSettings(current.type, changes.settings) : current.settings,
       enabled: changes.enabled ?? current.enabled,
     };
+    if (changes.rules !== undefined) {
+      const rules = this.checkRules(changes.rules);
+      if (rules) next.rules = rules;
+      else delete next.rules;
+    }
     await this.store.update(trackerId, (t) => {
       if (!t.destinations.some((d) => d.id === destinationId)) throw new DestinationServiceError('DESTINATION_NOT_FOUND', `Tracker ${trackerId} has no destination ${destinationId}.`);
       return { ...t, destinations: t.destinations.map((d) => (d.id === destinationId ? next : d)) };

@@ -1,4 +1,6 @@
-import { deliveryKeys } from '../../jobs/keys';
+import { deliveryKeys, recentRecordsKey } from '../../jobs/keys';
+import { entryFields } from '../../jobs/stream-entries';
+import { stringifyExactJson } from '../../src/core/records/exact-json';
 import { eventRecord, seedDeadLetters } from '../cli/seed';
 import { useAdminApi } from '../helpers/admin-api';
 
@@ -159,5 +161,48 @@ describe('dead letters', () => {
     expect(bad.body.error).toMatchObject({ code: 'ERR_ADMIN_INVALID', field: 'ids.1' });
     expect((await admin.get(`/trackers/${id}/destinations/nope/dead-letters`)).status).toBe(404);
     expect((await admin.post(`/trackers/${id}/destinations/nope/dead-letters/discard`, {})).status).toBe(404);
+  });
+});
+
+describe('destination rules over the admin API', () => {
+  test('rules are saved with a destination, replaced by PATCH, removed by null, and refused naming the rule', async () => {
+    const id = await tracker();
+    const added = await admin.post(`/trackers/${id}/destinations`, { type: 'memory', settings: { name: 'm' }, rules: { filter: "_event == 'order'", drop: ['email'] } });
+    expect(added.status).toBe(201);
+    expect(added.body.rules).toEqual({ filter: "_event == 'order'", drop: ['email'] });
+    const bad = await admin.patch(`/trackers/${id}/destinations/memory`, { rules: { filter: "_event == 'order' &&" } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({ code: 'ERR_ADMIN_INVALID', field: 'rules.filter', message: expect.stringContaining('at column 21') });
+    const replaced = await admin.patch(`/trackers/${id}/destinations/memory`, { rules: { keep: ['total'] } });
+    expect(replaced.body.rules).toEqual({ keep: ['total'] });
+    const cleared = await admin.patch(`/trackers/${id}/destinations/memory`, { rules: null });
+    expect(cleared.status).toBe(200);
+    expect(cleared.body.rules).toBeUndefined();
+  });
+
+  test('preview runs saved or given rules over the last records; big integers come back with every digit', async () => {
+    const id = await tracker();
+    await admin.post(`/trackers/${id}/destinations`, { type: 'memory', settings: { name: 'm' }, rules: { filter: "_event == 'order'" } }).expect(201);
+    const records = [eventRecord(1, { event: 'order', properties: { id: 603851970716743426n } }), eventRecord(2, { event: 'view', properties: {} })];
+    await admin.api.runtime.redis.xadd(recentRecordsKey(admin.api.prefix, id), '*', ...entryFields(records.map((r) => stringifyExactJson(r))));
+    const saved = await admin.post(`/trackers/${id}/rules/preview`, { destination: 'memory' });
+    expect(saved.status).toBe(200);
+    expect(saved.text).toContain('"id":603851970716743426');
+    expect(saved.body).toMatchObject({ destinationId: 'memory', counts: { examined: 2, delivered: 1, filtered: 1 } });
+    const tried = await admin.post(`/trackers/${id}/rules/preview`, { rules: { filter: 'missing > 1' }, limit: 1 });
+    expect(tried.body.counts).toEqual({ examined: 1, delivered: 0, filtered: 0, sampled: 0, errors: 1 });
+    const refused = await admin.post(`/trackers/${id}/rules/preview`, { rules: { rename: { a: '_uid' } } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ field: 'rules.rename.a' });
+    expect((await admin.post(`/trackers/${id}/rules/preview`, { destination: 'ghost' })).status).toBe(404);
+  });
+
+  test('dead letters holding an integer beyond 2^53 are listed with every digit', async () => {
+    const id = await tracker();
+    await admin.post(`/trackers/${id}/destinations`, { type: 'memory', settings: { name: 'm' } }).expect(201);
+    await seedDeadLetters(admin.api.runtime.redis, admin.api.prefix, id, 'memory', [eventRecord(1, { properties: { id: 603851970716743426n } })]);
+    const listed = await admin.get(`/trackers/${id}/destinations/memory/dead-letters`);
+    expect(listed.status).toBe(200);
+    expect(listed.text).toContain('"id":603851970716743426');
   });
 });

@@ -38,3 +38,14 @@ describe('Redis memory budget', () => {
     expect(() => loadConfig({ REDIS_MEMORY_HIGH_PERCENT: '100' })).toThrow(/REDIS_MEMORY_HIGH_PERCENT/);
   });
 });
+
+describe('local warehouse engine', () => {
+  test('defaults: 128 MiB per open warehouse, spilling under DATA_DIR/tmp/duckdb', () => {
+    expect(loadConfig({ DATA_DIR: '/srv/tributary' }).warehouse).toEqual({ memoryMb: 128, tempDirectory: '/srv/tributary/tmp/duckdb' });
+    expect(loadConfig({ WAREHOUSE_MEMORY_MB: '1024', WAREHOUSE_TEMP_DIR: '/fast/tmp' }).warehouse).toEqual({ memoryMb: 1024, tempDirectory: '/fast/tmp' });
+  });
+
+  test('refuses less than 16 MiB', () => {
+    expect(() => loadConfig({ WAREHOUSE_MEMORY_MB: '8' })).toThrow(/WAREHOUSE_MEMORY_MB/);
+  });
+});

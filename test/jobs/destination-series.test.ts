@@ -186,9 +186,11 @@ test('a partitioned tracker’s destination is pictured over its partitions: cou
     stepSeconds: 60,
     delivered: [delivered, 0],
     deadLettered: [0, 1],
+    skipped: [2, 0],
+    filterErrors: [0, 1],
     backlog: [backlog, null],
     lagMs: [lagMs, null],
-    totals: { delivered, deadLettered: 1 },
+    totals: { delivered, deadLettered: 1, skipped: 2, filterErrors: 1 },
     markers,
   });
   const combined = combinePictures([
@@ -198,9 +200,12 @@ test('a partitioned tracker’s destination is pictured over its partitions: cou
   ]);
   expect(combined.delivered).toEqual([12, 0]);
   expect(combined.deadLettered).toEqual([0, 3]);
+  expect(combined.skipped).toEqual([6, 0]);
+  expect(combined.filterErrors).toEqual([0, 3]);
+  expect(combined.totals).toMatchObject({ skipped: 6, filterErrors: 3 });
   expect(combined.backlog).toEqual([17, null]);
   expect(combined.lagMs).toEqual([900, null]);
-  expect(combined.totals).toEqual({ delivered: 12, deadLettered: 3 });
+  expect(combined.totals).toEqual({ delivered: 12, deadLettered: 3, skipped: 6, filterErrors: 3 });
   expect(combined.markers).toHaveLength(MAX_MARKERS);
   expect(combined.markers[0]).toEqual({ at: '2026-11-25T00:00:02.000Z', state: 'failing', from: 'delivering', message: 'x', partition: 0 });
   expect(combined.markers[1]!.partition).toBe(2);

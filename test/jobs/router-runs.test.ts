@@ -2,6 +2,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { duplicatesKey, INGEST_JOB_NAME, INGEST_QUEUE, ingestJobData, recordTexts, type IngestJobData } from '../../jobs/ingest-job';
 import { backlogIndexKey, backlogMember, deliveryKeys, routerCursorKey, trackerBacklogKey } from '../../jobs/keys';
+import { RulesCache } from '../../src/core/rules/compile';
 import { MAX_RUN_JOBS, planRun, routeRun, type RunJob, type RunSource } from '../../jobs/route-run';
 import { startRouter, type Router } from '../../jobs/router';
 import { entryRecords } from '../../jobs/stream-entries';
@@ -188,9 +189,10 @@ test('jobs of a run whose worker died before BullMQ completed them are not route
   const destinations: Destination[] = (await store.get('a'))!.destinations;
   const run: RunJob[] = await Promise.all([1, 2, 3, 4, 5, 6].map(async (id) => {
     const data = (await queue.getJob(String(id)))!.data;
-    return { id, data, destinations, records: recordTexts(data, id === 4 ? new Set([1]) : undefined) };
+    const skip = id === 4 ? new Set([1]) : undefined;
+    return { id, data, destinations, records: recordTexts(data, skip), skip };
   }));
-  expect(await routeRun(redis, prefix, routerCursorKey(prefix), run)).toEqual({ kind: 'routed' });
+  expect(await routeRun(redis, prefix, routerCursorKey(prefix), run, new RulesCache())).toEqual({ kind: 'routed' });
   expect(await redis.exists(duplicatesKey(prefix, 'merged'))).toBe(0);
   await start();
   await drained(9);

@@ -74,6 +74,14 @@ test.each([
   expect(message).toContain(name);
 });
 
+test('destination rules are read from the file and refused, naming the rule and the column, when wrong', async () => {
+  const yaml = (filter: string) =>
+    ['trackers:', '  - id: shop', '    name: Shop', `    tokens: [{ token: ${TOKEN_A} }]`, '    destinations:', '      - id: marketing', '        type: local', '        rules:', `          filter: "${filter}"`, '          keep: [total]', '          rename: { total: amount }'].join('\n');
+  const [shop] = await loadConfigFile(await file('rules.yaml', yaml("_event in ['signup', 'order']")));
+  expect(shop?.destinations[0]?.rules).toEqual({ filter: "_event in ['signup', 'order']", keep: ['total'], rename: { total: 'amount' } });
+  expect(await failure('bad-rules.yaml', yaml('_event ==='))).toMatch(/trackers\.0\.destinations\.0\.rules\.filter: at column \d+: /);
+});
+
 test('malformed JSON and YAML are reported as such', async () => {
   expect(await failure('broken.json', '{"trackers": [')).toMatch(/broken\.json is not valid JSON/);
   expect(await failure('broken.yaml', 'trackers: [\n  - id: x')).toMatch(/broken\.yaml is not valid YAML/);

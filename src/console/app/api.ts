@@ -1,4 +1,4 @@
-import type { ConnectorInfo, DeadLetter, Destination, DestinationPicture, DestinationView, HmacSettings, IntegrationView, MemorySnapshot, PrivacyRule, QueryResult, RateLimit, SourceDelivery, SourceMapping, SourceType, SourceView, TestResult, Tracker, TrafficPicture } from './types.js';
+import type { ConnectorInfo, DeadLetter, Destination, DestinationPicture, DestinationRules, DestinationView, HmacSettings, IntegrationView, MemorySnapshot, PrivacyRule, QueryResult, RateLimit, RulesPreview, SourceDelivery, SourceMapping, SourceType, SourceView, TestResult, Tracker, TrafficPicture } from './types.js';
 
 /** An answer other than 2xx, with the server's error code, message and offending field. */
 export class ApiError extends Error {
@@ -119,7 +119,9 @@ export const api = {
     /** The destinations, and the records that wait for the tracker's first destination. */
     overview: (id: string) => call<{ destinations: DestinationView[]; backlog: number }>('GET', `${tracker(id)}/destinations`),
     add: (id: string, input: { type: string; id?: string; settings: Record<string, unknown>; enabled: boolean }) => call<Destination>('POST', `${tracker(id)}/destinations`, input),
-    update: (id: string, dest: string, input: { settings?: Record<string, unknown>; enabled?: boolean }) => call<Destination>('PATCH', destination(id, dest), input),
+    update: (id: string, dest: string, input: { settings?: Record<string, unknown>; enabled?: boolean; rules?: DestinationRules | null }) => call<Destination>('PATCH', destination(id, dest), input),
+    /** What rules (a destination's saved ones, or `rules` to try) make of the tracker's last records. */
+    preview: (id: string, input: { destination?: string; rules?: DestinationRules; limit?: number }) => call<RulesPreview>('POST', `${tracker(id)}/rules/preview`, input),
     remove: (id: string, dest: string) => call<{ removed: string; discarded: { queued: number; deadLetters: number } }>('DELETE', destination(id, dest)),
     test: (id: string, dest: string) => call<TestResult>('POST', `${destination(id, dest)}/test`),
     deadLetters: (id: string, dest: string, limit = 100) => call<{ total: number; entries: DeadLetter[] }>('GET', `${destination(id, dest)}/dead-letters?limit=${limit}`),

@@ -5,6 +5,7 @@ import { formatCount, formatDuration, formatTime } from './format.js';
 import { useLoad } from './hooks.js';
 import { href } from './router.js';
 import { hourlyRows } from './series.js';
+import { RulesEditor } from './rules-editor.js';
 import { TimeChart, type ChartMarker, type Tone } from './time-chart.js';
 import type { DeliveryMarker, DestinationPicture } from './types.js';
 
@@ -78,6 +79,7 @@ export function DestinationPage({ trackerId, destinationId }: { trackerId: strin
         {list.data && !d && <p class="empty">No destination {destinationId} on this tracker.</p>}
         <p class="hint">The last 24 hours, a point a minute, refreshed every 15 seconds. Dashed lines mark the moments its state changed (listed below). Drag across a chart to zoom in, double-click to see the whole day.</p>
       </section>
+      {d && <RulesEditor key={`${d.id}/${JSON.stringify(d.rules ?? {})}`} trackerId={trackerId} destination={d} onSaved={() => void list.reload()} />}
       {!picture.data ? picture.loading && <Spinner /> : <Charts picture={picture.data} destinationId={destinationId} />}
     </>
   );
@@ -90,7 +92,9 @@ function Charts({ picture: p, destinationId }: { picture: DestinationPicture; de
   const moments = inWindow.length === 0 ? 'no change of state' : `${plural(inWindow.length, 'change')} of state, the last: ${markerLabel(inWindow[0]!).toLowerCase()} at ${formatTime(inWindow[0]!.at)}`;
   const sampled = p.backlog.filter((b): b is number => b !== null);
   const lags = p.lagMs.filter((l): l is number => l !== null);
-  const deliveredSummary = `In the last 24 hours ${destinationId} took ${plural(p.totals.delivered, 'record')} and refused ${plural(p.totals.deadLettered, 'record')} for good (dead letters); ${moments}.`;
+  const ruled = p.totals.skipped + p.totals.filterErrors > 0;
+  const kept = ruled ? `; its rules kept ${plural(p.totals.skipped, 'record')} from it, and its filter failed on ${plural(p.totals.filterErrors, 'record')}` : '';
+  const deliveredSummary = `In the last 24 hours ${destinationId} took ${plural(p.totals.delivered, 'record')} and refused ${plural(p.totals.deadLettered, 'record')} for good (dead letters)${kept}; ${moments}.`;
   const backlogSummary =
     sampled.length === 0
       ? 'No sample of the backlog in the last 24 hours: no worker held this destination.'
@@ -107,11 +111,17 @@ function Charts({ picture: p, destinationId }: { picture: DestinationPicture; de
           stepSeconds={p.stepSeconds}
           markers={markers}
           testId="delivered-chart"
-          data={{ delivered: p.totals.delivered, 'dead-lettered': p.totals.deadLettered, markers: inWindow.map((m) => m.state).join(' ') }}
+          data={{ delivered: p.totals.delivered, 'dead-lettered': p.totals.deadLettered, skipped: p.totals.skipped, 'filter-errors': p.totals.filterErrors, markers: inWindow.map((m) => m.state).join(' ') }}
           leftLabel="records a minute"
           series={[
             { label: 'Delivered', values: p.delivered, tone: 'ok', fill: true },
             { label: 'Dead-lettered', values: p.deadLettered, tone: 'error', fill: true },
+            ...(ruled
+              ? [
+                  { label: 'Skipped by its rules', values: p.skipped, tone: 'muted' as const },
+                  { label: 'Filter failed', values: p.filterErrors, tone: 'warn' as const },
+                ]
+              : []),
           ]}
         />
         <p class="hint">{deliveredSummary}</p>

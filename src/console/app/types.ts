@@ -26,6 +26,37 @@ export interface Destination {
   type: string;
   enabled: boolean;
   settings: Record<string, unknown>;
+  rules?: DestinationRules;
+}
+
+/** Which records a destination receives and in what shape (src/core/rules/schema.ts). */
+export interface DestinationRules {
+  filter?: string;
+  sample?: { rate: number; by?: string };
+  keep?: string[];
+  drop?: string[];
+  rename?: Record<string, string>;
+  flatten?: true | { separator?: string; depth?: number };
+}
+
+/** What rules make of the tracker's last records (src/operator/rules-preview.ts). */
+export interface RulesPreview {
+  trackerId: string;
+  destinationId?: string;
+  rules: DestinationRules | null;
+  counts: { examined: number; delivered: number; filtered: number; sampled: number; errors: number };
+  records: Array<{ outcome: 'deliver' | 'filter' | 'sample' | 'error'; error?: string; record: PreviewRecord }>;
+}
+
+/** A record as the preview shows it: TrackedRecord's fields (src/core/records/types.ts). */
+export interface PreviewRecord {
+  kind: 'user' | 'session' | 'event';
+  id: string;
+  receivedAt: string;
+  uid?: string;
+  sid?: string;
+  event?: string;
+  properties: Record<string, unknown>;
 }
 
 export const PRIVACY_ACTIONS = ['drop', 'hash', 'truncate-ip', 'mask-email'] as const;
@@ -99,6 +130,9 @@ export interface DestinationStatus {
   delivered: number;
   batches: number;
   deadLettered: number;
+  /** Records its rules kept from it. */
+  skipped: { filter: number; sample: number; filterErrors: number };
+  lastFilterError: string | null;
   lagMs: number;
   lastDeliveredAt: string | null;
   lastError: { kind: string; message: string; at: string } | null;
@@ -276,10 +310,13 @@ export interface DestinationPicture {
   stepSeconds: number;
   delivered: number[];
   deadLettered: number[];
+  /** Kept from it by its rules, and where its filter failed, per minute. */
+  skipped: number[];
+  filterErrors: number[];
   /** Null where no worker sampled it. */
   backlog: Array<number | null>;
   lagMs: Array<number | null>;
-  totals: { delivered: number; deadLettered: number };
+  totals: { delivered: number; deadLettered: number; skipped: number; filterErrors: number };
   /** Newest first. */
   markers: DeliveryMarker[];
 }

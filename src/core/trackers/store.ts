@@ -1,4 +1,5 @@
 import type { RedisClient } from '../redis/cluster';
+import { announceTrackerChange } from './changes';
 import { generatePrivacySecret } from './privacy-rules';
 import { tokenDigest } from './tokens';
 import { TrackerSchema, type Tracker } from './types';
@@ -76,6 +77,7 @@ export class TrackerStore {
     const revoked = valid.tokens.filter((t) => t.revokedAt).map((t) => this.tokenKey(tokenDigest(t.token)));
     const keys = [this.trackerKey(valid.id), this.indexKey, ...active, ...revoked];
     const result = (await this.redis.eval(SAVE_IF, keys.length, ...keys, expected, JSON.stringify(valid), valid.id, active.length)) as number;
+    if (result === 1) await announceTrackerChange(this.redis, this.prefix, valid.id);
     return { result, saved: valid };
   }
 

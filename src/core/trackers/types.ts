@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { MAX_PARTITIONS } from '../redis/keyspace';
 import { isValidTimeZone } from '../records/event-time';
 import { PrivacyRulesSchema, PrivacySecretSchema } from './privacy-rules';
+import { DestinationRulesSchema } from '../rules/schema';
 
 /** Generated tokens are 32 random bytes; declared ones must carry at least 128 bits' worth of base64url. */
 export const TOKEN_PATTERN = /^[A-Za-z0-9_-]{22,200}$/;
@@ -27,6 +28,8 @@ export const DestinationSchema = z.object({
   type: z.string().min(1),
   enabled: z.boolean().default(true),
   settings: z.record(z.string(), z.unknown()).default({}),
+  /** Which records this destination receives and in what shape (src/core/rules); none: every record as accepted. */
+  rules: DestinationRulesSchema.optional(),
 });
 
 /** The SaaS a webhook source verifies and maps like; `hmac` is any other sender that signs with an HMAC. */

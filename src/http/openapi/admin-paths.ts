@@ -106,14 +106,22 @@ export const ADMIN_PATHS: Record<string, PathItem> = {
     get: op('listDestinations', { summary: 'The destinations with their delivery status; `backlog`: records waiting for a first destination.', ok: ['200', 'The destinations.', object({ destinations: { type: 'array', items: ref('schemas/DestinationView') }, backlog: int })], errors: ['AdminNotFound'] }),
     post: op('addDestination', {
       summary: 'Add a destination; its settings are checked by the connector’s schema.',
-      body: object({ type: str, id: str, settings: { type: 'object' }, enabled: { type: 'boolean' } }, ['type']),
+      body: object({ type: str, id: str, settings: { type: 'object' }, enabled: { type: 'boolean' }, rules: ref('schemas/DestinationRules') }, ['type']),
       ok: ['201', 'The destination.', ref('schemas/Destination')],
       errors: ['AdminNotFound', 'AdminConflict'],
     }),
   }),
   '/admin/api/trackers/{id}/destinations/{dest}': withPath([tracker, dest], {
-    patch: op('updateDestination', { summary: 'Replace settings, enable or disable; `[redacted]` keeps a stored secret.', body: object({ settings: { type: 'object' }, enabled: { type: 'boolean' } }), ok: ['200', 'The destination.', ref('schemas/Destination')], errors: ['AdminNotFound'] }),
+    patch: op('updateDestination', { summary: 'Replace settings or rules (`rules: null` removes them), enable or disable; `[redacted]` keeps a stored secret.', body: object({ settings: { type: 'object' }, enabled: { type: 'boolean' }, rules: { oneOf: [ref('schemas/DestinationRules'), { type: 'null' }] } }), ok: ['200', 'The destination.', ref('schemas/Destination')], errors: ['AdminNotFound'] }),
     delete: op('removeDestination', { summary: 'Remove a destination with its queued records and dead letters.', ok: ['200', 'What was discarded.', object({ removed: str, discarded: object({ queued: int, deadLetters: int }) })], errors: ['AdminNotFound'] }),
+  }),
+  '/admin/api/trackers/{id}/rules/preview': withPath([tracker], {
+    post: op('previewRules', {
+      summary: 'Run destination rules over the tracker’s last records (as accepted): a destination’s saved rules, or `rules` given to try before saving.',
+      body: object({ destination: str, rules: ref('schemas/DestinationRules'), limit: { type: 'integer', minimum: 1, maximum: 1000 } }),
+      ok: ['200', 'What each record would become, with the counts.', ref('schemas/RulesPreview')],
+      errors: ['AdminNotFound'],
+    }),
   }),
   '/admin/api/trackers/{id}/destinations/{dest}/test': withPath([tracker, dest], {
     post: op('testDestination', { summary: 'A harmless round trip to the destination.', ok: ['200', 'The result, failing or not.', object({ ok: { type: 'boolean' }, notes: { type: 'array', items: str }, error: object({ kind: str, message: str }) })], errors: ['AdminNotFound'] }),

@@ -38,10 +38,31 @@ test('A1 helpers quote every tab name and read answered ranges', () => {
 });
 
 test('monthly tabs follow the UTC month of _received_at', () => {
-  const s = { tabs: { users: 'users', sessions: 'sessions', events: 'events' }, rollover: 'monthly' as const };
+  const s = { tabs: { users: 'users', sessions: 'sessions', events: 'events' }, rollover: 'monthly' as const, tabTemplate: undefined };
   expect(eventsTabFor('2026-11-30T23:59:59.999Z', s)).toBe('events_2026_11');
   expect(eventsTabFor('2026-12-01T00:00:00.000Z', s)).toBe('events_2026_12');
   expect(eventsTabFor('2026-12-01T00:00:00.000Z', { ...s, rollover: 'none' })).toBe('events');
+});
+
+test('a tab template names events tabs by _event, cleaned for Sheets, never as the users or sessions tab', () => {
+  const s = { tabs: { users: 'users', sessions: 'sessions', events: 'events' }, rollover: 'monthly' as const, tabTemplate: '{_event}' };
+  expect(eventsTabFor('2026-11-30T23:59:59.999Z', s, 'signup')).toBe('signup_2026_11');
+  expect(eventsTabFor('2026-11-30T23:59:59.999Z', { ...s, rollover: 'none' }, 'order')).toBe('order');
+  expect(eventsTabFor('2026-11-30T23:59:59.999Z', { ...s, rollover: 'none', tabTemplate: 'events {_event}' }, 'page\nview\t ')).toBe('events page view');
+  expect(eventsTabFor('2026-11-30T23:59:59.999Z', { ...s, rollover: 'none' }, 'Users')).toBe('Users (events)');
+  expect(eventsTabFor('2026-11-30T23:59:59.999Z', s, 'x'.repeat(300))).toBe(`${'x'.repeat(90)}_2026_11`);
+  // Cut between the halves of a surrogate pair, a name keeps neither.
+  expect(eventsTabFor('2026-11-30T23:59:59.999Z', { ...s, rollover: 'none' }, `${'x'.repeat(89)}😀`)).toBe('x'.repeat(89));
+});
+
+test.each([
+  ['{event}', /\{event\} at column 1 is not a field a tab can be named by; use \{_event\}/],
+  ['events {_event', /an unmatched \{ at column 8/],
+  ['events', /names at least one field/],
+])('the tab template %p is refused', (tab, message) => {
+  const parsed = GoogleSheetsSettingsSchema.safeParse({ spreadsheetId: 'abcdefghijklmnop', keyFile: '/k.json', tab });
+  expect(parsed.success).toBe(false);
+  expect(parsed.error?.issues.map((i) => i.message).join('; ')).toMatch(message);
 });
 
 test('appends are split only past 2 MB', () => {

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Warehouse } from '../../../connectors/local/database';
+import { defaultEngineLimits } from '../../../connectors/local/engine';
 
 /**
  * A write the delivery loop gives up on (its deadline passed, or the process stops) must not keep
@@ -17,7 +18,7 @@ let warehouse: Warehouse;
 
 beforeEach(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'tributary-abandon-'));
-  warehouse = Warehouse.acquire(path.join(dir, 'w.duckdb'), 60_000);
+  warehouse = Warehouse.acquire(path.join(dir, 'w.duckdb'), 60_000, defaultEngineLimits(dir));
 });
 afterEach(async () => {
   await warehouse.release();

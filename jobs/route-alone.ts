@@ -1,0 +1,132 @@
+import type { RedisClient } from '../src/core/redis/cluster';
+import type { TrackedRecord } from '../src/core/records/types';
+import { parseExactJson } from '../src/core/records/exact-json';
+import type { RulesCache } from '../src/core/rules/compile';
+import type { Destination } from '../src/core/trackers/types';
+import { blockArgs, DESTINATION_KEYS, destinationKeys, routedBlocks, SHARE_ARGS, shareArgs, TO_DESTINATIONS, type StepRecords } from './destination-blocks';
+import { backlogIndexKey, backlogMember, deliveryKeys, ENSURE_COUNT, recentRecordsKey, trackerBacklogKey } from './keys';
+import { entryFields } from './stream-entries';
+
+/**
+ * One job routed alone: a job whose tracker has no destination (its records wait in the tracker's
+ * backlog, one record an entry), one whose tracker partition has a backlog to move first, one that
+ * nothing waits behind. Jobs routed alone and in runs (jobs/route-run.ts) share the shard's cursor:
+ * a job whose id is not above it was routed already (the worker died before BullMQ marked it
+ * complete), and nothing is written again.
+ */
+
+/**
+ * KEYS: cursor, the tracker's backlog, the index of backlogs, its recent records. ARGV: job id, the
+ * partition's backlog member, the records' blocks (one: the records as accepted, for keepRecent),
+ * then the records.
+ */
+const TO_BACKLOG = `${ENSURE_COUNT}${TO_DESTINATIONS}
+local last = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tonumber(ARGV[1]) <= last then return 0 end
+local blocks, records = readBlocks(3)
+for j = records, #ARGV do redis.call('XADD', KEYS[2], '*', 'r', ARGV[j]) end
+if #ARGV >= records then redis.call('SADD', KEYS[3], ARGV[2]) end
+keepRecent(KEYS[4], blocks)
+redis.call('SET', KEYS[1], ARGV[1])
+return 1`;
+
+/**
+ * Moves the head of a backlog to the destinations, through their rules, without routing the job.
+ * KEYS: cursor, the backlog, the index of backlogs, then per destination its stream, record count
+ * and status. ARGV: job id, the backlog member, the number of entry ids moved and those ids (the
+ * head of the backlog as read), then the blocks and shares (jobs/destination-blocks.ts). 0: the job
+ * was routed already; 2: the backlog's head is no longer the one read (read it again); 1: moved.
+ */
+const MOVE_BACKLOG = `${ENSURE_COUNT}${TO_DESTINATIONS}
+local last = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tonumber(ARGV[1]) <= last then return 0 end
+local n = tonumber(ARGV[3])
+local head = redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', 1)
+if #head == 0 or head[1][1] ~= ARGV[4] then return 2 end
+local blocks, shares = readBlocks(4 + n)
+for j = 0, (#KEYS - 3) / ${DESTINATION_KEYS} - 1 do toDestination(4 + ${DESTINATION_KEYS} * j, blocks, shares + ${SHARE_ARGS} * j) end
+redis.call('XDEL', KEYS[2], unpack(ARGV, 4, 3 + n))
+if redis.call('XLEN', KEYS[2]) == 0 then
+  redis.call('DEL', KEYS[2])
+  redis.call('SREM', KEYS[3], ARGV[2])
+end
+return 1`;
+
+/**
+ * Routes one job to its destinations once the backlog is empty. KEYS: cursor, the backlog, its
+ * recent records, then per destination its stream, record count and status. ARGV: job id, then the
+ * blocks and shares. 0: routed already; 2: the backlog must move first; 1: routed.
+ */
+const ROUTE_ONE = `${ENSURE_COUNT}${TO_DESTINATIONS}
+local last = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tonumber(ARGV[1]) <= last then return 0 end
+if redis.call('XLEN', KEYS[2]) > 0 then return 2 end
+local blocks, shares = readBlocks(2)
+keepRecent(KEYS[3], blocks)
+for j = 0, (#KEYS - 3) / ${DESTINATION_KEYS} - 1 do toDestination(4 + ${DESTINATION_KEYS} * j, blocks, shares + ${SHARE_ARGS} * j) end
+redis.call('SET', KEYS[1], ARGV[1])
+return 1`;
+
+export interface AloneJob {
+  id: string;
+  trackerId: string;
+  partition: number;
+  destinations: readonly Destination[];
+  records: StepRecords;
+}
+
+export interface AloneOptions {
+  commands: RedisClient;
+  prefix: string;
+  cursorKey: string;
+  rules: RulesCache;
+  /** Backlog entries moved per Redis call, so that no call blocks Redis for long. */
+  backlogChunk: number;
+}
+
+/** Routes `job` alone; whether this call routed it (false: it had been routed before). */
+export async function routeAlone(opts: AloneOptions, job: AloneJob): Promise<boolean> {
+  const { commands, prefix, cursorKey } = opts;
+  const backlog = trackerBacklogKey(prefix, job.trackerId, job.partition);
+  const member = backlogMember({ trackerId: job.trackerId, partition: job.partition });
+  const recent = recentRecordsKey(prefix, job.trackerId, job.partition);
+  if (job.destinations.length === 0) {
+    const accepted = blockArgs({ blocks: [job.records.texts as string[]], shares: [] }, (texts) => entryFields(texts));
+    const answer = await commands.eval(TO_BACKLOG, 4, cursorKey, backlog, backlogIndexKey(prefix), recent, job.id, member, ...accepted, ...job.records.texts);
+    return answer === 1;
+  }
+  const at = Date.now();
+  const keys = job.destinations.flatMap((d) => destinationKeys(deliveryKeys(prefix, { trackerId: job.trackerId, destinationId: d.id, partition: job.partition }), at));
+  const routed = routedBlocks(job.records, job.destinations, opts.rules);
+  const args = [...blockArgs(routed, (texts) => entryFields(texts)), ...shareArgs(routed, at)];
+  for (;;) {
+    const answer = await commands.eval(ROUTE_ONE, 3 + keys.length, cursorKey, backlog, recent, ...keys, job.id, ...args);
+    if (answer !== 2) return answer === 1;
+    if (!(await moveBacklogChunk(opts, job, backlog, member, keys, at))) return false;
+  }
+}
+
+/** Moves the next chunk of the backlog; false when the job turns out to be routed already. */
+async function moveBacklogChunk(opts: AloneOptions, job: AloneJob, backlog: string, member: string, destinationKeys: string[], at: number): Promise<boolean> {
+  const entries = (await opts.commands.xrange(backlog, '-', '+', 'COUNT', opts.backlogChunk)) as Array<[string, string[]]>;
+  if (entries.length === 0) return true;
+  const texts = entries.map(([, fields]) => fields[1]!);
+  const step: StepRecords = { texts, values: () => texts.map((text) => parseExactJson(text) as TrackedRecord) };
+  const routed = routedBlocks(step, job.destinations, opts.rules);
+  const ids = entries.map(([id]) => id);
+  const answer = await opts.commands.eval(
+    MOVE_BACKLOG,
+    3 + destinationKeys.length,
+    opts.cursorKey,
+    backlog,
+    backlogIndexKey(opts.prefix),
+    ...destinationKeys,
+    job.id,
+    member,
+    String(ids.length),
+    ...ids,
+    ...blockArgs(routed, (block) => entryFields(block)),
+    ...shareArgs(routed, at),
+  );
+  return answer !== 0;
+}
