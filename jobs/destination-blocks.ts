@@ -136,9 +136,17 @@ export const DESTINATION_KEYS = 4;
 export const RECENT_STEPS = 32;
 
 /**
+ * Routing steps an archive stream holds at most while its archiver is behind (its disk full, no
+ * worker able to hold its lease): past it the oldest go, and the archiver reports the gap
+ * (jobs/archiver.ts). An archive that cannot be written must not fill Redis and stop ingest.
+ */
+export const ARCHIVE_STREAM_CAP = 100_000;
+
+/**
  * Lua: `readBlocks(a)` reads blockArgs starting at ARGV[a] and returns them with the index after
  * them; `keepRecent(key, blocks)` keeps the first block (every record as accepted) in the
- * partition's capped stream of recent records; `toDestination(i, blocks, d)` appends a destination's block to its stream (KEYS[i]), adds
+ * partition's capped stream of recent records; `keepArchive(key, blocks)` adds it to the
+ * partition's archive stream, which the archiver drains to disk (jobs/archiver.ts); `toDestination(i, blocks, d)` appends a destination's block to its stream (KEYS[i]), adds
  * its records to its count (KEYS[i + 1]), and its rule counts to its status (KEYS[i + 2]) and to
  * its pictures' minute (KEYS[i + 3]), from its share at ARGV[d]. Needs ENSURE_COUNT (jobs/keys.ts) before it.
  */
@@ -157,6 +165,10 @@ end
 local function keepRecent(key, blocks)
   local block = blocks[1]
   if block[1] > 0 then redis.call('XADD', key, 'MAXLEN', ${RECENT_STEPS}, '*', unpack(ARGV, block[2], block[3])) end
+end
+local function keepArchive(key, blocks)
+  local block = blocks[1]
+  if block[1] > 0 then redis.call('XADD', key, 'MAXLEN', '~', ${ARCHIVE_STREAM_CAP}, '*', unpack(ARGV, block[2], block[3])) end
 end
 local function toDestination(i, blocks, d)
   ensureCount(KEYS[i], KEYS[i + 1])

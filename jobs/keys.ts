@@ -60,6 +60,27 @@ export function trackerBacklogKey(prefix: string, trackerId: string, partition =
   return `${prefix}:backlog:${trackerId}${partitionSuffix(partition)}`;
 }
 
+/**
+ * The archive of a tracker partition (jobs/archiver.ts): what it accepted, as accepted, on its way
+ * to disk. The router adds each routing step's records to `stream` in the routing script; the
+ * archiver moves them to frames on disk and trims the stream, keeping in `archived` the last record
+ * id on disk (Redis is the judge of what the files hold, as for the spool).
+ */
+export function archiveKeys(prefix: string, trackerId: string, partition = 0) {
+  const base = `${prefix}:archive:${trackerId}${partitionSuffix(partition)}`;
+  return {
+    stream: base,
+    /** Id of the last record on disk. */
+    archived: `${base}:archived`,
+    /** Held by the one process that archives this tracker partition. */
+    lock: `${base}:lock`,
+    /** What the files hold: records, bytes, the oldest id, the archiver's last error. */
+    status: `${base}:status`,
+  };
+}
+
+export type ArchiveKeys = ReturnType<typeof archiveKeys>;
+
 /** The last routing steps of a tracker partition, records as accepted, for previews of destination rules (a capped stream). */
 export function recentRecordsKey(prefix: string, trackerId: string, partition = 0): string {
   return `${prefix}:recent:${trackerId}${partitionSuffix(partition)}`;

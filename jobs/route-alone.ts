@@ -4,7 +4,7 @@ import { parseExactJson } from '../src/core/records/exact-json';
 import type { RulesCache } from '../src/core/rules/compile';
 import type { Destination } from '../src/core/trackers/types';
 import { blockArgs, DESTINATION_KEYS, destinationKeys, routedBlocks, SHARE_ARGS, shareArgs, TO_DESTINATIONS, type StepRecords } from './destination-blocks';
-import { backlogIndexKey, backlogMember, deliveryKeys, ENSURE_COUNT, recentRecordsKey, trackerBacklogKey } from './keys';
+import { archiveKeys, backlogIndexKey, backlogMember, deliveryKeys, ENSURE_COUNT, recentRecordsKey, trackerBacklogKey } from './keys';
 import { entryFields } from './stream-entries';
 
 /**
@@ -16,17 +16,19 @@ import { entryFields } from './stream-entries';
  */
 
 /**
- * KEYS: cursor, the tracker's backlog, the index of backlogs, its recent records. ARGV: job id, the
- * partition's backlog member, the records' blocks (one: the records as accepted, for keepRecent),
- * then the records.
+ * KEYS: cursor, the tracker's backlog, the index of backlogs, its recent records, its archive
+ * stream. ARGV: job id, the partition's backlog member, whether it keeps an archive ('1' or '0'),
+ * the records' blocks (one: the records as accepted, for keepRecent and keepArchive), then the
+ * records.
  */
 const TO_BACKLOG = `${ENSURE_COUNT}${TO_DESTINATIONS}
 local last = tonumber(redis.call('GET', KEYS[1]) or '0')
 if tonumber(ARGV[1]) <= last then return 0 end
-local blocks, records = readBlocks(3)
+local blocks, records = readBlocks(4)
 for j = records, #ARGV do redis.call('XADD', KEYS[2], '*', 'r', ARGV[j]) end
 if #ARGV >= records then redis.call('SADD', KEYS[3], ARGV[2]) end
 keepRecent(KEYS[4], blocks)
+if ARGV[3] == '1' then keepArchive(KEYS[5], blocks) end
 redis.call('SET', KEYS[1], ARGV[1])
 return 1`;
 
@@ -54,16 +56,18 @@ return 1`;
 
 /**
  * Routes one job to its destinations once the backlog is empty. KEYS: cursor, the backlog, its
- * recent records, then per destination its stream, record count and status. ARGV: job id, then the
- * blocks and shares. 0: routed already; 2: the backlog must move first; 1: routed.
+ * recent records, its archive stream, then per destination its stream, record count, status and
+ * pictures' bucket. ARGV: job id, whether it keeps an archive ('1' or '0'), then the blocks and
+ * shares. 0: routed already; 2: the backlog must move first; 1: routed.
  */
 const ROUTE_ONE = `${ENSURE_COUNT}${TO_DESTINATIONS}
 local last = tonumber(redis.call('GET', KEYS[1]) or '0')
 if tonumber(ARGV[1]) <= last then return 0 end
 if redis.call('XLEN', KEYS[2]) > 0 then return 2 end
-local blocks, shares = readBlocks(2)
+local blocks, shares = readBlocks(3)
 keepRecent(KEYS[3], blocks)
-for j = 0, (#KEYS - 3) / ${DESTINATION_KEYS} - 1 do toDestination(4 + ${DESTINATION_KEYS} * j, blocks, shares + ${SHARE_ARGS} * j) end
+if ARGV[2] == '1' then keepArchive(KEYS[4], blocks) end
+for j = 0, (#KEYS - 4) / ${DESTINATION_KEYS} - 1 do toDestination(5 + ${DESTINATION_KEYS} * j, blocks, shares + ${SHARE_ARGS} * j) end
 redis.call('SET', KEYS[1], ARGV[1])
 return 1`;
 
@@ -72,6 +76,8 @@ export interface AloneJob {
   trackerId: string;
   partition: number;
   destinations: readonly Destination[];
+  /** The tracker keeps an archive (jobs/archiver.ts). */
+  archive: boolean;
   records: StepRecords;
 }
 
@@ -90,9 +96,11 @@ export async function routeAlone(opts: AloneOptions, job: AloneJob): Promise<boo
   const backlog = trackerBacklogKey(prefix, job.trackerId, job.partition);
   const member = backlogMember({ trackerId: job.trackerId, partition: job.partition });
   const recent = recentRecordsKey(prefix, job.trackerId, job.partition);
+  const archive = archiveKeys(prefix, job.trackerId, job.partition).stream;
+  const archiving = job.archive ? '1' : '0';
   if (job.destinations.length === 0) {
     const accepted = blockArgs({ blocks: [job.records.texts as string[]], shares: [] }, (texts) => entryFields(texts));
-    const answer = await commands.eval(TO_BACKLOG, 4, cursorKey, backlog, backlogIndexKey(prefix), recent, job.id, member, ...accepted, ...job.records.texts);
+    const answer = await commands.eval(TO_BACKLOG, 5, cursorKey, backlog, backlogIndexKey(prefix), recent, archive, job.id, member, archiving, ...accepted, ...job.records.texts);
     return answer === 1;
   }
   const at = Date.now();
@@ -100,7 +108,7 @@ export async function routeAlone(opts: AloneOptions, job: AloneJob): Promise<boo
   const routed = routedBlocks(job.records, job.destinations, opts.rules);
   const args = [...blockArgs(routed, (texts) => entryFields(texts)), ...shareArgs(routed, at)];
   for (;;) {
-    const answer = await commands.eval(ROUTE_ONE, 3 + keys.length, cursorKey, backlog, recent, ...keys, job.id, ...args);
+    const answer = await commands.eval(ROUTE_ONE, 4 + keys.length, cursorKey, backlog, recent, archive, ...keys, job.id, archiving, ...args);
     if (answer !== 2) return answer === 1;
     if (!(await moveBacklogChunk(opts, job, backlog, member, keys, at))) return false;
   }

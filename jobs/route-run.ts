@@ -3,7 +3,7 @@ import type { Destination } from '../src/core/trackers/types';
 import type { RulesCache } from '../src/core/rules/compile';
 import { blockArgs, DESTINATION_KEYS, destinationKeys, routedBlocks, SHARE_ARGS, shareArgs, TO_DESTINATIONS } from './destination-blocks';
 import { duplicatesKey, recordTexts, recordValues, type IngestJobData } from './ingest-job';
-import { deliveryKeys, ENSURE_COUNT, recentRecordsKey, trackerBacklogKey } from './keys';
+import { archiveKeys, deliveryKeys, ENSURE_COUNT, recentRecordsKey, trackerBacklogKey } from './keys';
 import { entryFields } from './stream-entries';
 
 /**
@@ -35,6 +35,8 @@ export interface RunJob {
   data: IngestJobData;
   /** The tracker's destinations, as the router's tracker cache has them. */
   destinations: readonly Destination[];
+  /** The tracker keeps an archive: its records also go to its archive stream (jobs/archiver.ts). */
+  archive: boolean;
   /** Its records as stream texts, the duplicates left out (jobs/ingest-job.ts `recordTexts`). */
   records: string[];
   /** The indices of its duplicates, left out of `records`. */
@@ -77,9 +79,10 @@ return out`;
 
 /**
  * Routes a run of jobs, all or nothing. KEYS: the shard's router cursor, then per group (tracker
- * partition) its backlog, its recent records, and each destination's stream, record count and status, then the
- * duplicates lists of the run's jobs. ARGV: the run's first and last job ids, the number of groups,
- * then per group: its destination count, the index in the run of its first job, its blocks and
+ * partition) its backlog, its recent records, its archive stream, and each destination's stream,
+ * record count, status and pictures' bucket, then the duplicates lists of the run's jobs. ARGV: the
+ * run's first and last job ids, the number of groups, then per group: its destination count, the
+ * index in the run of its first job, whether it keeps an archive ('1' or '0'), its blocks and
  * each destination's share of them (jobs/destination-blocks.ts: destinations whose rules differ
  * get different blocks).
  *
@@ -96,21 +99,28 @@ local last = tonumber(redis.call('GET', KEYS[1]) or '0')
 if tonumber(ARGV[1]) <= last then return {0, last} end
 local groups, k, a, backlogAt = {}, 2, 4, -1
 for g = 1, tonumber(ARGV[3]) do
-  local dests, firstJob = tonumber(ARGV[a]), tonumber(ARGV[a + 1])
+  local dests, firstJob, archive = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), ARGV[a + 2] == '1'
   if redis.call('XLEN', KEYS[k]) > 0 and (backlogAt < 0 or firstJob < backlogAt) then backlogAt = firstJob end
-  local blocks, shares = readBlocks(a + 2)
-  groups[g] = {k + 2, dests, blocks, shares, k + 1}
-  k = k + 2 + ${DESTINATION_KEYS} * dests
+  local blocks, shares = readBlocks(a + 3)
+  groups[g] = {k + 3, dests, blocks, shares, k + 1, archive}
+  k = k + 3 + ${DESTINATION_KEYS} * dests
   a = shares + ${SHARE_ARGS} * dests
 end
 if backlogAt >= 0 then return {3, backlogAt} end
 for _, g in ipairs(groups) do
   keepRecent(KEYS[g[5]], g[3])
+  if g[6] then keepArchive(KEYS[g[5] + 1], g[3]) end
   for j = 0, g[2] - 1 do toDestination(g[1] + ${DESTINATION_KEYS} * j, g[3], g[4] + ${SHARE_ARGS} * j) end
 end
 redis.call('SET', KEYS[1], ARGV[2])
 for i = k, #KEYS do redis.call('DEL', KEYS[i]) end
 return {1, tonumber(ARGV[2])}`;
+
+/** Where a tracker's records go. */
+export interface Routing {
+  destinations: readonly Destination[];
+  archive: boolean;
+}
 
 /** What planning a run needs of the router's shard. */
 export interface RunSource {
@@ -121,8 +131,8 @@ export interface RunSource {
   waitKey: string;
   /** What a job's id follows in its hash's key (`queue.toKey('')`). */
   jobPrefix: string;
-  /** A tracker's destinations (cached by the router); none for an unknown tracker. */
-  destinationsOf: (trackerId: string) => Promise<readonly Destination[]>;
+  /** A tracker's destinations and whether it keeps an archive (cached by the router); none for an unknown tracker. */
+  routingOf: (trackerId: string) => Promise<Routing>;
 }
 
 /**
@@ -138,17 +148,17 @@ export async function planRun(source: RunSource, first: RunJob): Promise<RunJob[
   if (records >= MAX_RUN_RECORDS || bytes >= MAX_RUN_BYTES) return run;
   const waiting = await waitingBehind(source, first.id, MAX_RUN_JOBS - 1, MAX_RUN_BYTES - bytes);
   // One destination list per tracker for the whole run, so that a group's jobs go to the same streams.
-  const destinations = new Map<string, readonly Destination[]>([[first.data.trackerId, first.destinations]]);
-  const taken: Array<{ data: IngestJobData; destinations: readonly Destination[] }> = [];
+  const routings = new Map<string, Routing>([[first.data.trackerId, { destinations: first.destinations, archive: first.archive }]]);
+  const taken: Array<{ data: IngestJobData; routing: Routing }> = [];
   for (const data of waiting) {
-    if (!destinations.has(data.trackerId)) destinations.set(data.trackerId, await source.destinationsOf(data.trackerId));
-    const to = destinations.get(data.trackerId)!;
-    if (to.length === 0 || records + data.records.length > MAX_RUN_RECORDS) break;
+    if (!routings.has(data.trackerId)) routings.set(data.trackerId, await source.routingOf(data.trackerId));
+    const routing = routings.get(data.trackerId)!;
+    if (routing.destinations.length === 0 || records + data.records.length > MAX_RUN_RECORDS) break;
     records += data.records.length;
-    taken.push({ data, destinations: to });
+    taken.push({ data, routing });
   }
   const skips = await readDuplicates(source.commands, source.prefix, taken.map((t) => t.data));
-  taken.forEach(({ data, destinations: to }, i) => run.push({ id: first.id + 1 + i, data, destinations: to, records: recordTexts(data, skips[i]), skip: skips[i] }));
+  taken.forEach(({ data, routing }, i) => run.push({ id: first.id + 1 + i, data, ...routing, records: recordTexts(data, skips[i]), skip: skips[i] }));
   return run;
 }
 
@@ -193,13 +203,13 @@ export async function routeRun(commands: RedisClient, prefix: string, cursorKey:
   for (const { first, job, jobs } of groups.values()) {
     const { trackerId } = job.data;
     const partition = job.data.partition ?? 0;
-    keys.push(trackerBacklogKey(prefix, trackerId, partition), recentRecordsKey(prefix, trackerId, partition));
+    keys.push(trackerBacklogKey(prefix, trackerId, partition), recentRecordsKey(prefix, trackerId, partition), archiveKeys(prefix, trackerId, partition).stream);
     for (const d of job.destinations) {
       keys.push(...destinationKeys(deliveryKeys(prefix, { trackerId, destinationId: d.id, partition }), at));
     }
     const step = { texts: jobs.flatMap((j) => j.records), values: () => jobs.flatMap((j) => recordValues(j.data, j.skip)) };
     const routed = routedBlocks(step, job.destinations, rules);
-    args.push(String(job.destinations.length), String(first), ...blockArgs(routed, (texts) => entryFields(texts)), ...shareArgs(routed, at));
+    args.push(String(job.destinations.length), String(first), job.archive ? '1' : '0', ...blockArgs(routed, (texts) => entryFields(texts)), ...shareArgs(routed, at));
   }
   for (const job of run) if (job.data.dedup) keys.push(duplicatesKey(prefix, job.data.dedup));
   const [answer, value] = (await commands.eval(ROUTE_RUN, keys.length, ...keys, ...args)) as [number, number];

@@ -115,14 +115,17 @@ async function startShardRouter(connection: RedisClient, commands: RedisClient, 
     prefix,
     waitKey: queue.keys.wait!,
     jobPrefix: queue.toKey(''),
-    destinationsOf: async (trackerId) => (await trackerFor(trackerId))?.destinations ?? [],
+    routingOf: async (trackerId) => {
+      const tracker = await trackerFor(trackerId);
+      return { destinations: tracker?.destinations ?? [], archive: (tracker?.archiveDays ?? 0) > 0 };
+    },
   };
 
   /** The job in hand as the first of a run. */
   const runJob = async (id: number, data: IngestJobData): Promise<RunJob> => {
-    const destinations = await source.destinationsOf(data.trackerId);
+    const routing = await source.routingOf(data.trackerId);
     const skip = await duplicatesOf(data);
-    return { id, data, destinations, records: recordTexts(data, skip), skip };
+    return { id, data, ...routing, records: recordTexts(data, skip), skip };
   };
 
   /**
@@ -131,11 +134,11 @@ async function startShardRouter(connection: RedisClient, commands: RedisClient, 
    */
   const routeJobAlone = async (job: Job<IngestJobData>, first: RunJob): Promise<void> => {
     const { trackerId } = job.data;
-    const { destinations, records } = first;
+    const { destinations, archive, records } = first;
     if (destinations.length === 0) logger.warn({ trackerId, records: records.length }, 'no destination: records kept in the tracker backlog until one is added');
     const routed = await routeAlone(
       { commands, prefix, cursorKey, rules, backlogChunk: opts.backlogChunk ?? BACKLOG_MOVE_CHUNK },
-      { id: job.id!, trackerId, partition: job.data.partition ?? 0, destinations, records: { texts: records, values: () => recordValues(job.data, first.skip) } },
+      { id: job.id!, trackerId, partition: job.data.partition ?? 0, destinations, archive, records: { texts: records, values: () => recordValues(job.data, first.skip) } },
     );
     // Routed: the list is no longer needed (the route cursor keeps the job from being routed again).
     if (job.data.dedup) await commands.del(duplicatesKey(prefix, job.data.dedup)).catch(() => undefined);

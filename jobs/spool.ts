@@ -1,28 +1,14 @@
-import { hash } from 'node:crypto';
 import { mkdir, open, readdir, rm, truncate, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import { deflateRaw, inflateRaw } from 'node:zlib';
+import { encodeFrame, FrameCorruptError, readFrame, scanFrames, syncDirectory, type FramedEntry, type FrameSpan } from './frames';
 import { compareStreamIds } from './keys';
 
-const deflate = promisify(deflateRaw);
-const inflate = promisify(inflateRaw);
-
 /** One queued record as the stream held it: its stream id and its JSON text. */
-export interface SpooledEntry {
-  id: string;
-  json: string;
-}
+export type SpooledEntry = FramedEntry;
 
-/** Where one frame sits and what it holds. */
-interface Frame {
+/** Where one frame sits (which segment, where in it) and what it holds. */
+interface Frame extends FrameSpan {
   segment: number;
-  offset: number;
-  /** Header, meta and payload. */
-  size: number;
-  firstId: string;
-  lastId: string;
-  count: number;
 }
 
 /** What a spool holds past the delivery cursor. */
@@ -34,21 +20,12 @@ export interface SpoolBacklog {
   oldestId: string | null;
 }
 
-export class SpoolCorruptError extends Error {
-  override name = 'SpoolCorruptError';
-}
+/** A spool segment damaged other than by a crash (see jobs/frames.ts). */
+export { FrameCorruptError as SpoolCorruptError };
 
-/**
- * Frame: MAGIC, meta length (u16), payload length (u32), checksum (first 8 bytes of SHA-256 over
- * meta and payload), meta (JSON: first and last stream id, record count), payload (raw deflate of
- * `<stream id>\t<record JSON>\n` lines; JSON.stringify never writes a raw tab or newline).
- */
-const MAGIC = Buffer.from('TSP1');
-const HEADER_BYTES = 4 + 2 + 4 + 8;
 /** A segment takes frames until it passes this size; a fully delivered segment is deleted whole. */
 const SEGMENT_BYTES = 64 * 1024 * 1024;
 
-const checksum = (meta: Buffer, payload: Buffer) => hash('sha256', Buffer.concat([meta, payload]), 'buffer').subarray(0, 8);
 const segmentName = (n: number) => `seg-${String(n).padStart(10, '0')}.spool`;
 const segmentNumber = (name: string) => (/^seg-(\d{10})\.spool$/.exec(name) ? Number(name.slice(4, 14)) : undefined);
 
@@ -94,9 +71,11 @@ export class Spool {
         continue;
       }
       spool.lastSegment = segment;
-      const { frames, validBytes, torn } = await scanSegment(file, segment);
+      const scanned = await scanFrames(file);
+      const { validBytes, torn } = scanned;
+      const frames = scanned.frames.map((f) => ({ ...f, segment }));
       // A frame is fsynced before Redis is told of it: only the newest one can be torn by a crash.
-      if (torn && at < segments.length - 1) throw new SpoolCorruptError(`${file} is damaged at byte ${validBytes}, before the spool's last segment`);
+      if (torn && at < segments.length - 1) throw new FrameCorruptError(`${file} is damaged at byte ${validBytes}, before the spool's last segment`);
       const keep = frames.filter((f) => committedThrough !== null && compareStreamIds(f.lastId, committedThrough) <= 0);
       if (keep.length < frames.length || torn) {
         cut = true;
@@ -178,14 +157,7 @@ export class Spool {
     if (entries.length === 0) return;
     const last = this.lastId;
     if (last !== null && compareStreamIds(entries[0]!.id, last) <= 0) throw new Error(`spool append out of order: ${entries[0]!.id} after ${last}`);
-    const payload = await deflate(Buffer.from(entries.map((e) => `${e.id}\t${e.json}\n`).join('')));
-    const meta = Buffer.from(JSON.stringify({ first: entries[0]!.id, last: entries[entries.length - 1]!.id, count: entries.length }));
-    const header = Buffer.alloc(HEADER_BYTES);
-    MAGIC.copy(header, 0);
-    header.writeUInt16BE(meta.length, 4);
-    header.writeUInt32BE(payload.length, 6);
-    checksum(meta, payload).copy(header, 10);
-    const frame = Buffer.concat([header, meta, payload]);
+    const frame = await encodeFrame(entries);
     const w = await this.writable();
     await w.fh.write(frame, 0, frame.length, w.size);
     await w.fh.sync();
@@ -251,28 +223,9 @@ export class Spool {
 
   private async decode(frame: Frame): Promise<SpooledEntry[]> {
     if (this.decoded?.frame === frame) return this.decoded.entries;
-    const fh = await open(path.join(this.dir, segmentName(frame.segment)), 'r');
-    try {
-      const buf = Buffer.alloc(frame.size);
-      const { bytesRead } = await fh.read(buf, 0, frame.size, frame.offset);
-      if (bytesRead !== frame.size) throw new SpoolCorruptError(`spool frame at ${segmentName(frame.segment)}:${frame.offset} is cut short`);
-      const metaLength = buf.readUInt16BE(4);
-      const meta = buf.subarray(HEADER_BYTES, HEADER_BYTES + metaLength);
-      const payload = buf.subarray(HEADER_BYTES + metaLength);
-      if (!checksum(meta, payload).equals(buf.subarray(10, 18))) throw new SpoolCorruptError(`spool frame at ${segmentName(frame.segment)}:${frame.offset} fails its checksum`);
-      const text = (await inflate(payload)).toString('utf8');
-      const entries = text
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => {
-          const tab = line.indexOf('\t');
-          return { id: line.slice(0, tab), json: line.slice(tab + 1) };
-        });
-      this.decoded = { frame, entries };
-      return entries;
-    } finally {
-      await fh.close();
-    }
+    const entries = await readFrame(path.join(this.dir, segmentName(frame.segment)), frame);
+    this.decoded = { frame, entries };
+    return entries;
   }
 
   private async dropSegmentsThrough(cursor: string): Promise<void> {
@@ -288,53 +241,6 @@ export class Spool {
       for (let i = this.frames.length - 1; i >= 0; i--) if (this.frames[i]!.segment === segment) this.frames.splice(i, 1);
     }
     if (this.decoded && !this.frames.includes(this.decoded.frame)) this.decoded = undefined;
-  }
-}
-
-/**
- * The frames of one segment file, up to a torn last one (cut short, or failing its checksum at the
- * very end). Damage anywhere else is not what a crash leaves: SpoolCorruptError.
- */
-async function scanSegment(file: string, segment: number): Promise<{ frames: Frame[]; validBytes: number; torn: boolean }> {
-  const fh = await open(file, 'r');
-  try {
-    const { size } = await fh.stat();
-    const frames: Frame[] = [];
-    let offset = 0;
-    const header = Buffer.alloc(HEADER_BYTES);
-    while (offset < size) {
-      if (size - offset < HEADER_BYTES) return { frames, validBytes: offset, torn: true };
-      await fh.read(header, 0, HEADER_BYTES, offset);
-      if (!header.subarray(0, 4).equals(MAGIC)) throw new SpoolCorruptError(`${file} is damaged at byte ${offset}: no frame starts there`);
-      const metaLength = header.readUInt16BE(4);
-      const payloadLength = header.readUInt32BE(6);
-      const frameSize = HEADER_BYTES + metaLength + payloadLength;
-      if (offset + frameSize > size) return { frames, validBytes: offset, torn: true };
-      const body = Buffer.alloc(metaLength + payloadLength);
-      await fh.read(body, 0, body.length, offset + HEADER_BYTES);
-      const meta = body.subarray(0, metaLength);
-      if (!checksum(meta, body.subarray(metaLength)).equals(header.subarray(10, 18))) {
-        // A write cut short by a crash leaves the file's last bytes wrong, never a frame with more after it.
-        if (offset + frameSize < size) throw new SpoolCorruptError(`${file} is damaged at byte ${offset}: the frame there fails its checksum`);
-        return { frames, validBytes: offset, torn: true };
-      }
-      const { first, last, count } = JSON.parse(meta.toString('utf8')) as { first: string; last: string; count: number };
-      frames.push({ segment, offset, size: frameSize, firstId: first, lastId: last, count });
-      offset += frameSize;
-    }
-    return { frames, validBytes: offset, torn: false };
-  } finally {
-    await fh.close();
-  }
-}
-
-/** Makes a new file's name durable: without it, a crash may lose the file though its data was synced. */
-async function syncDirectory(dir: string): Promise<void> {
-  const fh = await open(dir, 'r');
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
   }
 }
 

@@ -18,6 +18,7 @@ import { DestinationSeries } from './destination-series';
 import { partitionDeliveryKeys, type DeliveryKeys, type DestinationRef } from './keys';
 import type { Keyspace } from '../src/core/redis/keyspace';
 import { LeaderLock } from './leader-lock';
+import { DiscoveryLoop } from './discovery-loop';
 
 export interface SupervisorOptions {
   /** Where each tracker partition's delivery keys live. */
@@ -73,10 +74,7 @@ const refKey = (ref: DestinationRef) => `${ref.trackerId}/${ref.destinationId}${
  */
 export class DeliverySupervisor {
   private readonly running = new Map<string, Running>();
-  private timer: NodeJS.Timeout | undefined;
-  private discovering: Promise<void> | undefined;
-  /** A change arrived during a discovery: run another right after it. */
-  private woken = false;
+  private readonly loop: DiscoveryLoop;
   private stopped = false;
 
   constructor(
@@ -85,42 +83,23 @@ export class DeliverySupervisor {
     private readonly registry: ConnectorRegistry,
     private readonly logger: Logger,
     private readonly opts: SupervisorOptions,
-  ) {}
-
-  start(): void {
-    this.tick();
+  ) {
+    this.loop = new DiscoveryLoop(() => this.discover(), opts.discoverIntervalMs, (err) => this.logger.warn({ err: err.message }, 'destination discovery failed'));
   }
 
-  private readonly tick = (): void => {
-    if (this.stopped) return;
-    this.timer = undefined;
-    this.discovering = this.discover()
-      .catch((err: unknown) => this.logger.warn({ err: (err as Error).message }, 'destination discovery failed'))
-      .finally(() => {
-        this.discovering = undefined;
-        if (this.woken) {
-          this.woken = false;
-          this.tick();
-        } else if (!this.stopped) this.timer = setTimeout(this.tick, this.opts.discoverIntervalMs);
-      });
-  };
+  start(): void {
+    this.loop.start();
+  }
 
   /** A tracker changed (src/core/trackers/changes.ts): discover now rather than at the next interval. */
   wake(): void {
-    if (this.stopped) return;
-    if (this.discovering) {
-      this.woken = true;
-      return;
-    }
-    if (this.timer) clearTimeout(this.timer);
-    this.tick();
+    this.loop.wake();
   }
 
   /** Stops every loop: each finishes the write in hand or hands its batch back, then releases its lease. */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.discovering;
+    await this.loop.stop();
     for (const r of this.running.values()) r.stop.abort(new Error('stopping'));
     await Promise.all([...this.running.values()].map((r) => r.done));
   }

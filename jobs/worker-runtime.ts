@@ -9,10 +9,13 @@ import { watchTrackerChanges } from '../src/core/trackers/changes';
 import { startRouter } from './router';
 import { DEFAULT_DELIVERY_OPTIONS } from './delivery-loop';
 import { DeliverySupervisor, type SupervisorOptions } from './supervisor';
+import { ArchiveSupervisor } from './archive-supervisor';
 import { DEFAULT_SPILL_OPTIONS } from './spiller';
 
 export interface WorkerRuntime {
   supervisor: DeliverySupervisor;
+  /** The archivers of the tracker partitions this process holds (jobs/archive-supervisor.ts). */
+  archives: ArchiveSupervisor;
   /** Redis memory against its budget, as this process samples it (or the API's, when they share a process). */
   memory: MemoryBudget;
   /** Finishes or hands back the work in hand, then disconnects. */
@@ -65,19 +68,23 @@ export async function startWorkerRuntime(
     engine: config.warehouse,
   });
   supervisor.start();
+  const archives = new ArchiveSupervisor(commands, store, logger.child({ component: 'archive' }), { keyspace: config.keyspace, root: config.archiveDir, leaseMs: d.leaseMs, discoverIntervalMs: d.discoverIntervalMs });
+  archives.start();
   // A tracker saved by any process: route its next records with its new destinations and rules, and start or stop deliveries now.
   const changesSubscriber = createRedisClient(targetOf(redisLocation), 'worker');
   watchTrackerChanges(changesSubscriber, config.redisPrefix, (trackerId) => {
     router.forget(trackerId);
     supervisor.wake();
+    archives.wake();
   }).catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'tracker changes: not watched; the router and the workers see changes within a second or two'));
   return {
     supervisor,
+    archives,
     memory,
     close: async () => {
       if (!sharedMemory) memory.stop();
       changesSubscriber.disconnect();
-      await Promise.all([router.close(), supervisor.stop()]);
+      await Promise.all([router.close(), supervisor.stop(), archives.stop()]);
       connection.disconnect();
       commands.disconnect();
     },

@@ -49,8 +49,8 @@ export function registerDestinationRoutes(router: Router, deps: AdminDeps): void
   const base = '/trackers/:id/destinations';
 
   router.get(base, async (ctx) => {
-    const [list, backlog] = await Promise.all([delivery.listWithStatus(ctx.params.id!), delivery.backlog(ctx.params.id!)]);
-    ctx.body = { destinations: list, backlog };
+    const [list, backlog, archive] = await Promise.all([delivery.listWithStatus(ctx.params.id!), delivery.backlog(ctx.params.id!), delivery.archive(ctx.params.id!)]);
+    ctx.body = { destinations: list, backlog, archive };
   });
 
   router.post(base, async (ctx) => {

@@ -1,7 +1,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { CliError, withContext } from './context';
 import { json } from './render';
-import { renderAdded, renderDestinationList, renderTestResult } from './render-destinations';
+import { renderAdded, renderArchive, renderDestinationList, renderTestResult } from './render-destinations';
 import { renderDestination, renderDestinationSummary, renderPreview } from './render-rules';
 import { addRuleOptions, givesRules, rulesFromFlags, type RuleFlags } from './rule-args';
 import { collectSetting, mergeSettings, parseSettingsJson, type SettingPair } from './settings-args';
@@ -159,8 +159,8 @@ export function registerDestinationsCommands(program: Command): void {
     .addHelpText('after', '\nLAG is the age of the oldest record not yet delivered. A paused destination waits for its settings or access to be fixed; its records stay queued.')
     .action((trackerId: string, opts: JsonFlag) =>
       withContext(async ({ admin }) => {
-        const [list, backlog] = await Promise.all([admin.listWithStatus(trackerId), admin.backlog(trackerId)]);
-        print(opts.json ? json(list) : renderDestinationList(trackerId, list, backlog));
+        const [list, backlog, archive] = await Promise.all([admin.listWithStatus(trackerId), admin.backlog(trackerId), admin.archive(trackerId)]);
+        print(opts.json ? json(list) : `${renderDestinationList(trackerId, list, backlog)}\n\n${renderArchive(trackerId, archive)}`);
       }),
     );
 

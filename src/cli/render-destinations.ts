@@ -1,6 +1,7 @@
 import type { TestResult } from '../operator/destination-service';
 import type { Destination } from '../core/trackers/types';
 import type { DestinationView } from '../operator/delivery-admin';
+import type { ArchiveStatus } from '../../jobs/archive-status';
 import { json, table } from './render';
 import { ruleLines, skippedLine } from './render-rules';
 
@@ -87,4 +88,22 @@ export function renderTestResult(trackerId: string, destinationId: string, resul
   if (result.ok) return [`OK: destination ${destinationId} of tracker ${trackerId} works.`, ...(result.notes ?? []).map((n) => `  ${n}`)].join('\n');
   const { kind, message } = result.error ?? { kind: 'error', message: 'no detail' };
   return `NOT OK: destination ${destinationId} of tracker ${trackerId}: ${message} (${kind} error)`;
+}
+
+/** MiB with one decimal, GiB past 1 024 MiB. */
+function size(bytes: number): string {
+  const mib = bytes / 1048576;
+  return mib >= 1024 ? `${(mib / 1024).toFixed(1)} GiB` : `${mib.toFixed(1)} MiB`;
+}
+
+/** The tracker's archive in one line or two: what backfills and replays read. */
+export function renderArchive(trackerId: string, a: ArchiveStatus): string {
+  if (a.days === 0) return `Archive: off for tracker ${trackerId} (trackers update ${trackerId} --archive-days 30 keeps the accepted records for backfills).`;
+  if (a.records === 0 && a.bytes === 0 && a.waiting === 0) return `Archive: empty so far; it keeps ${a.days} days of accepted records for backfills.`;
+  const since = a.oldestDay ? ` since ${a.oldestDay}` : '';
+  const lines = [`Archive: ${size(a.bytes)} on disk${since}, kept ${a.days} days; ${a.records} records archived in all${a.waiting > 0 ? `, ${a.waiting} routing steps on their way` : ''}.`];
+  if (a.missingThrough) lines.push(`  History up to ${a.missingThrough} was archived on another worker host: give every worker the same ARCHIVE_DIR.`);
+  if (a.lastError) lines.push(`  Last error: ${a.lastError}`);
+  if (a.lastGap) lines.push(`  Gap: ${a.lastGap}`);
+  return lines.join('\n');
 }

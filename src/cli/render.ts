@@ -47,6 +47,7 @@ export function renderTrackerDetails(t: Tracker): string {
     ['  invalid unicode', t.invalidUnicode === 'replace' ? 'replaced with U+FFFD' : 'refused (400)'],
     ['  dedup window', t.dedupWindowHours > 0 ? `${t.dedupWindowHours} h (client keys: _id, Idempotency-Key)` : 'off'],
     ['  partitions', t.partitions > 1 ? `${t.partitions} (by _uid, _sid; delivered in parallel)` : '1'],
+    ['  archive', t.archiveDays > 0 ? `${t.archiveDays} days of accepted records (backfill, replay)` : 'off'],
     ['  destinations', destinations],
     ['  personal data', t.privacyRules.length === 0 ? 'stored as sent (no rules)' : t.privacyRules.map((r) => `${r.property}: ${r.action}`).join(', ')],
     ['  created', t.createdAt],

@@ -16,6 +16,7 @@ interface SettingOptions {
   captureContext?: boolean;
   dedupWindow?: number;
   partitions?: number;
+  archiveDays?: number;
   invalidUnicode?: 'reject' | 'replace';
 }
 
@@ -46,6 +47,14 @@ function partitionCount(value: string): number {
   return n;
 }
 
+function archiveDays(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 3650) throw new InvalidArgumentError('expected a whole number of days from 0 (no archive) to 3650.');
+  return n;
+}
+
+const ARCHIVE_DAYS_HELP = 'days of accepted records kept in the archive, for backfills and replays; 0 keeps none (default: 30)';
+
 const PARTITIONS_HELP = 'partitions records are spread over by key (_uid, _sid), routed and delivered in parallel; can grow, never shrink (default: 1)';
 
 const DEDUP_WINDOW_HELP = 'hours a client key (_id, Idempotency-Key) is remembered; 0 turns deduplication off (default: 24, at most 168)';
@@ -59,6 +68,7 @@ function settingsOf(opts: SettingOptions) {
     captureContext: opts.captureContext,
     dedupWindowHours: opts.dedupWindow,
     partitions: opts.partitions,
+    archiveDays: opts.archiveDays,
     invalidUnicode: opts.invalidUnicode,
   };
 }
@@ -82,6 +92,7 @@ export function registerTrackersCommands(program: Command): void {
     .option('--capture-context', 'store client IP, user agent and referer with each record (default: off)')
     .option('--dedup-window <hours>', DEDUP_WINDOW_HELP, windowHours)
     .option('--partitions <n>', PARTITIONS_HELP, partitionCount)
+    .option('--archive-days <days>', ARCHIVE_DAYS_HELP, archiveDays)
     .addOption(new Option('--invalid-unicode <mode>', 'text with a lone UTF-16 surrogate: reject (400) or replace with U+FFFD (default: reject)').choices(['reject', 'replace']))
     .option('--json', 'print JSON')
     .action((opts: CreateOptions) =>
@@ -105,6 +116,7 @@ export function registerTrackersCommands(program: Command): void {
     .option('--no-capture-context', 'stop storing the request context')
     .option('--dedup-window <hours>', DEDUP_WINDOW_HELP, windowHours)
     .option('--partitions <n>', PARTITIONS_HELP, partitionCount)
+    .option('--archive-days <days>', ARCHIVE_DAYS_HELP, archiveDays)
     .addOption(new Option('--invalid-unicode <mode>', 'text with a lone UTF-16 surrogate: reject (400) or replace with U+FFFD (default: reject)').choices(['reject', 'replace']))
     .option('--json', 'print JSON')
     .action((id: string, opts: UpdateOptions) =>

@@ -75,6 +75,7 @@ const EnvSchema = z.object({
   TRAFFIC_FLUSH_MS: int(5000, 50),
   WAREHOUSE_MEMORY_MB: int(128, 16),
   WAREHOUSE_TEMP_DIR: z.string().optional(),
+  ARCHIVE_DIR: z.string().optional(),
 });
 
 export interface Limits {
@@ -193,6 +194,12 @@ export interface Config {
   };
   /** Redis memory: the limit, the watermarks, the sampling (src/core/redis/memory-budget.ts). */
   memory: MemoryBudgetConfig;
+  /**
+   * Where each tracker's archive of accepted records is kept (jobs/archiver.ts), a directory per
+   * tracker partition. Every worker that may archive needs the same one (a shared volume) to keep
+   * one history. Default `DATA_DIR/archive`.
+   */
+  archiveDir: string;
   /** What the local warehouse's DuckDB may take of the host (connectors/types.ts `EngineLimits`). */
   warehouse: {
     /**
@@ -323,6 +330,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       redisCapRecords: e.DESTINATION_REDIS_CAP_RECORDS,
       spillFrameRecords: e.DESTINATION_SPILL_FRAME_RECORDS,
     }),
+    archiveDir: path.resolve(e.ARCHIVE_DIR ?? path.join(e.DATA_DIR, 'archive')),
     warehouse: Object.freeze({
       memoryMb: e.WAREHOUSE_MEMORY_MB,
       tempDirectory: path.resolve(e.WAREHOUSE_TEMP_DIR ?? path.join(e.DATA_DIR, 'tmp', 'duckdb')),

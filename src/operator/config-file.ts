@@ -16,7 +16,7 @@ export interface DeclaredTracker {
 }
 
 /** Settings the file decides when it states them; `id`, `tokens` and `createdAt` follow their own rules. */
-const FILE_SETTINGS = ['name', 'timeZone', 'corsOrigins', 'rateLimit', 'captureContext', 'dedupWindowHours', 'partitions', 'invalidUnicode', 'destinations', 'sources', 'privacyRules', 'privacySecret'] as const satisfies ReadonlyArray<keyof Tracker>;
+const FILE_SETTINGS = ['name', 'timeZone', 'corsOrigins', 'rateLimit', 'captureContext', 'dedupWindowHours', 'partitions', 'archiveDays', 'invalidUnicode', 'destinations', 'sources', 'privacyRules', 'privacySecret'] as const satisfies ReadonlyArray<keyof Tracker>;
 
 /**
  * The tracker to store at start, from the file's declaration and what Redis holds. The file wins

@@ -8,6 +8,7 @@ import { DeadLetterStore, PartitionedDeadLetters, type DeadLetters } from '../..
 import { combineStatuses, DestinationStatusStore, type DestinationStatus } from '../../jobs/destination-status';
 import { combinePictures, DestinationSeries, type DestinationPicture } from '../../jobs/destination-series';
 import { partitionDeliveryKeys, trackerBacklogKey, type DeliveryKeys } from '../../jobs/keys';
+import { readArchiveStatus, type ArchiveStatus } from '../../jobs/archive-status';
 import type { Keyspace, PartitionRef } from '../core/redis/keyspace';
 import type { DestinationService } from './destination-service';
 import { describeIssues, type Destination } from '../core/trackers/types';
@@ -106,6 +107,12 @@ export class DeliveryAdmin {
   async backlog(trackerId: string): Promise<number> {
     const lengths = await Promise.all((await this.partitionRefs(trackerId)).map((ref) => this.deps.redis.xlen(trackerBacklogKey(this.deps.keyspace.prefixOf(ref), trackerId, ref.partition))));
     return lengths.reduce((a, b) => a + b, 0);
+  }
+
+  /** What the tracker's archive holds: the history backfills and replays read. */
+  async archive(trackerId: string): Promise<ArchiveStatus> {
+    const tracker = await this.deps.destinations.tracker(trackerId);
+    return readArchiveStatus(this.deps.redis, this.deps.keyspace, tracker);
   }
 
   /** The dead letters of an existing destination: a mistyped id is an error, not an empty list. */

@@ -58,7 +58,8 @@ export class DestinationService {
     private readonly logger: Logger | (() => Logger),
   ) {}
 
-  private async tracker(trackerId: string): Promise<Tracker> {
+  /** The tracker, or TRACKER_NOT_FOUND. */
+  async tracker(trackerId: string): Promise<Tracker> {
     const tracker = await this.store.get(trackerId);
     if (!tracker) throw new DestinationServiceError('TRACKER_NOT_FOUND', `No tracker with id ${trackerId}.`);
     return tracker;

@@ -41,6 +41,8 @@ export const CreateTrackerInputSchema = z
     dedupWindowHours: z.number().optional(),
     /** Partitions records are spread over by key; it can grow, never shrink. */
     partitions: z.number().optional(),
+    /** Days of accepted records the archive keeps (backfill, replay); 0 keeps none. */
+    archiveDays: z.number().optional(),
     invalidUnicode: z.enum(['reject', 'replace']).optional(),
     /** Personal-data rules; replaces the list. Each refusal names the rule by its index. */
     privacyRules: PrivacyRulesSchema.optional(),
@@ -154,6 +156,7 @@ export class TrackerService {
         if (patch.partitions < tracker.partitions) throw new TrackerServiceError('INVALID_INPUT', `Partitions can grow but not shrink: tracker "${tracker.id}" has ${tracker.partitions}, and records queued in the partitions past ${patch.partitions} would never be delivered.`, 'partitions');
         next.partitions = patch.partitions;
       }
+      if (patch.archiveDays !== undefined) next.archiveDays = patch.archiveDays;
       if (patch.invalidUnicode !== undefined) next.invalidUnicode = patch.invalidUnicode;
       if (patch.privacyRules !== undefined) next.privacyRules = patch.privacyRules;
       return parse(TrackerSchema, next);

@@ -105,7 +105,7 @@ test('list shows each destination with its delivery status', async () => {
   expect(list[0]!.status.lagMs).toBeGreaterThanOrEqual(90_000);
   expect(list[1]).toMatchObject({ settings: { spreadsheetId: 'abc' }, status: { paused: 'the service account cannot open spreadsheet abc' } });
   await seedTracker(store, 'bare');
-  expect(await cli.ok(['destinations', 'list', 'bare'])).toBe('Tracker bare has no destinations. Add one: tributary destinations add bare --type local\n');
+  expect(await cli.ok(['destinations', 'list', 'bare'])).toBe('Tracker bare has no destinations. Add one: tributary destinations add bare --type local\n\nArchive: empty so far; it keeps 30 days of accepted records for backfills.\n');
 });
 
 test('list says when a destination is retrying a batch, since when, and when it tries next', async () => {
@@ -124,7 +124,8 @@ test('list says how many records wait in the backlog of a tracker without destin
   for (const n of [1, 2, 3]) await redis.xadd(trackerBacklogKey(prefix, 'waiting'), '*', 'r', JSON.stringify(eventRecord(n)));
   expect(await cli.ok(['destinations', 'list', 'waiting'])).toBe(
     'Tracker waiting has no destinations. Add one: tributary destinations add waiting --type local\n' +
-      '3 records accepted while tracker waiting had no destination wait in its backlog; the next destination added receives them.\n',
+      '3 records accepted while tracker waiting had no destination wait in its backlog; the next destination added receives them.\n\n' +
+      'Archive: empty so far; it keeps 30 days of accepted records for backfills.\n',
   );
 });
 

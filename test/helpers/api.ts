@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { Job } from 'bullmq';
 import supertest from 'supertest';
 import { loadConfig, type Config } from '../../src/core/config';
@@ -28,7 +31,9 @@ export interface TestApi {
 /** `admin` turns the admin API on (see test/helpers/admin-api.ts). */
 export async function startTestApi(env: Record<string, string> = {}, trackerFields: Partial<Tracker> = {}, redisUrl = TEST_REDIS_URL, admin?: AdminOptions): Promise<TestApi> {
   const prefix = uniquePrefix('api');
-  const config = loadConfig({ REDIS_PREFIX: prefix, LOG_LEVEL: 'silent', ...env });
+  // A data directory of its own unless the test names one: spools and archives of two tests never meet.
+  const ownDataDir = env.DATA_DIR === undefined ? mkdtempSync(path.join(tmpdir(), 'tributary-api-')) : undefined;
+  const config = loadConfig({ REDIS_PREFIX: prefix, LOG_LEVEL: 'silent', ...(ownDataDir ? { DATA_DIR: ownDataDir } : {}), ...env });
   const runtime = createApiRuntime(config, redisUrl, createLogger('silent'), createMetrics(false), admin);
   await runtime.ready();
 
@@ -58,6 +63,7 @@ export async function startTestApi(env: Record<string, string> = {}, trackerFiel
     close: async () => {
       await runtime.close();
       await deletePrefix(prefix, redisUrl);
+      if (ownDataDir) rmSync(ownDataDir, { recursive: true, force: true });
     },
   };
 }

@@ -172,9 +172,9 @@ test('a job held outside the wait list is never passed over: the run is the cont
   await redis.lrem(queue.keys.wait!, 1, '4');
   await redis.lpush(queue.keys.active!, '4');
   const destinations: Destination[] = (await store.get('a'))!.destinations;
-  const source: RunSource = { commands: redis, prefix, waitKey: queue.keys.wait!, jobPrefix: queue.toKey(''), destinationsOf: async () => destinations };
+  const source: RunSource = { commands: redis, prefix, waitKey: queue.keys.wait!, jobPrefix: queue.toKey(''), routingOf: async () => ({ destinations, archive: false }) };
   const data = (await queue.getJob('1'))!.data;
-  const run = await planRun(source, { id: 1, data, destinations, records: recordTexts(data) });
+  const run = await planRun(source, { id: 1, data, destinations, archive: false, records: recordTexts(data) });
   expect(run.map((j) => j.id)).toEqual([1, 2, 3]);
   expect(run.map((j) => place(j.records[0]!)[0])).toEqual([1, 2, 3]);
 });
@@ -190,7 +190,7 @@ test('jobs of a run whose worker died before BullMQ completed them are not route
   const run: RunJob[] = await Promise.all([1, 2, 3, 4, 5, 6].map(async (id) => {
     const data = (await queue.getJob(String(id)))!.data;
     const skip = id === 4 ? new Set([1]) : undefined;
-    return { id, data, destinations, records: recordTexts(data, skip), skip };
+    return { id, data, destinations, archive: false, records: recordTexts(data, skip), skip };
   }));
   expect(await routeRun(redis, prefix, routerCursorKey(prefix), run, new RulesCache())).toEqual({ kind: 'routed' });
   expect(await redis.exists(duplicatesKey(prefix, 'merged'))).toBe(0);

@@ -1,4 +1,4 @@
-import type { ConnectorInfo, DeadLetter, Destination, DestinationPicture, DestinationRules, DestinationView, HmacSettings, IntegrationView, MemorySnapshot, PrivacyRule, QueryResult, RateLimit, RulesPreview, SourceDelivery, SourceMapping, SourceType, SourceView, TestResult, Tracker, TrafficPicture } from './types.js';
+import type { ArchiveStatus, ConnectorInfo, DeadLetter, Destination, DestinationPicture, DestinationRules, DestinationView, HmacSettings, IntegrationView, MemorySnapshot, PrivacyRule, QueryResult, RateLimit, RulesPreview, SourceDelivery, SourceMapping, SourceType, SourceView, TestResult, Tracker, TrafficPicture } from './types.js';
 
 /** An answer other than 2xx, with the server's error code, message and offending field. */
 export class ApiError extends Error {
@@ -80,6 +80,7 @@ export interface TrackerInput {
   captureContext?: boolean;
   dedupWindowHours?: number;
   partitions?: number;
+  archiveDays?: number;
 }
 
 export const api = {
@@ -117,7 +118,7 @@ export const api = {
   destinations: {
     list: async (id: string) => (await call<{ destinations: DestinationView[]; backlog: number }>('GET', `${tracker(id)}/destinations`)).destinations,
     /** The destinations, and the records that wait for the tracker's first destination. */
-    overview: (id: string) => call<{ destinations: DestinationView[]; backlog: number }>('GET', `${tracker(id)}/destinations`),
+    overview: (id: string) => call<{ destinations: DestinationView[]; backlog: number; archive: ArchiveStatus }>('GET', `${tracker(id)}/destinations`),
     add: (id: string, input: { type: string; id?: string; settings: Record<string, unknown>; enabled: boolean }) => call<Destination>('POST', `${tracker(id)}/destinations`, input),
     update: (id: string, dest: string, input: { settings?: Record<string, unknown>; enabled?: boolean; rules?: DestinationRules | null }) => call<Destination>('PATCH', destination(id, dest), input),
     /** What rules (a destination's saved ones, or `rules` to try) make of the tracker's last records. */

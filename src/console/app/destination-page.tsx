@@ -79,7 +79,7 @@ export function DestinationPage({ trackerId, destinationId }: { trackerId: strin
         {list.data && !d && <p class="empty">No destination {destinationId} on this tracker.</p>}
         <p class="hint">The last 24 hours, a point a minute, refreshed every 15 seconds. Dashed lines mark the moments its state changed (listed below). Drag across a chart to zoom in, double-click to see the whole day.</p>
       </section>
-      {d && <RulesEditor key={`${d.id}/${JSON.stringify(d.rules ?? {})}`} trackerId={trackerId} destination={d} onSaved={() => void list.reload()} />}
+      {d && <RulesEditor key={d.id} trackerId={trackerId} destination={d} onSaved={() => void list.reload()} />}
       {!picture.data ? picture.loading && <Spinner /> : <Charts picture={picture.data} destinationId={destinationId} />}
     </>
   );

@@ -5,13 +5,14 @@ import { DestinationForm } from './destination-form.js';
 import { formatCount, formatDuration } from './format.js';
 import { useLoad } from './hooks.js';
 import { href } from './router.js';
-import type { ConnectorInfo, DestinationView, TestResult } from './types.js';
+import type { ArchiveStatus, ConnectorInfo, DestinationView, TestResult } from './types.js';
 
 export function DestinationsTab({ trackerId }: { trackerId: string }) {
   const connectors = useLoad(api.connectors, 'connectors');
   const overview = useLoad(() => api.destinations.overview(trackerId), trackerId, 5000);
   const list = { ...overview, data: overview.data?.destinations };
   const backlog = overview.data?.backlog ?? 0;
+  const archive = overview.data?.archive;
   const [status, setStatus] = useState<string | null>(null);
   const [adding, setAdding] = useState(0);
 
@@ -35,6 +36,7 @@ export function DestinationsTab({ trackerId }: { trackerId: string }) {
             ))}
           </ul>
         )}
+        {archive && <ArchiveLine archive={archive} />}
       </section>
       <section class="card" aria-labelledby="add-destination-heading">
         <h2 id="add-destination-heading">Add a destination</h2>
@@ -214,5 +216,18 @@ function TestFailed({ error }: { error: TestResult['error'] }) {
       </p>
       <p class="error-text">{error?.message ?? 'no reason given'}</p>
     </div>
+  );
+}
+
+/** The tracker's archive: the history a destination added later can be sent (README, "History"). */
+function ArchiveLine({ archive: a }: { archive: ArchiveStatus }) {
+  if (a.days === 0) return <p class="hint" data-testid="archive-status">No archive: accepted records are not kept for backfills (set Archive days in Settings).</p>;
+  const mib = (a.bytes / 1048576).toFixed(1);
+  return (
+    <p class="hint" data-testid="archive-status">
+      Archive: {a.records === 0 ? 'empty so far' : `${mib} MiB on disk${a.oldestDay ? ` since ${a.oldestDay}` : ''}, ${formatCount(a.records)} records archived in all`}; it keeps {a.days} days of accepted records, the history a destination added later can be sent.
+      {a.missingThrough && <> History up to {a.missingThrough} was archived on another worker host: give every worker the same ARCHIVE_DIR.</>}
+      {a.lastError && <> Last error: {a.lastError}</>}
+    </p>
   );
 }

@@ -14,6 +14,7 @@ export interface TrackerFormValues {
   captureContext: boolean;
   dedupWindowHours: string;
   partitions: string;
+  archiveDays: string;
 }
 
 export function valuesOf(tracker?: Tracker): TrackerFormValues {
@@ -27,6 +28,7 @@ export function valuesOf(tracker?: Tracker): TrackerFormValues {
     captureContext: tracker?.captureContext ?? false,
     dedupWindowHours: String(tracker?.dedupWindowHours ?? 24),
     partitions: String(tracker?.partitions ?? 1),
+    archiveDays: String(tracker?.archiveDays ?? 30),
   };
 }
 
@@ -34,7 +36,7 @@ export function valuesOf(tracker?: Tracker): TrackerFormValues {
 export function trackerFieldKey(field: string): string | undefined {
   if (field.startsWith('rateLimit.burst')) return 'burst';
   const first = field.split('.')[0]!;
-  const known: Record<string, string> = { name: 'name', id: 'id', timeZone: 'timeZone', corsOrigins: 'cors', rateLimit: 'rate', captureContext: 'captureContext', dedupWindowHours: 'dedupWindowHours', partitions: 'partitions' };
+  const known: Record<string, string> = { name: 'name', id: 'id', timeZone: 'timeZone', corsOrigins: 'cors', rateLimit: 'rate', captureContext: 'captureContext', dedupWindowHours: 'dedupWindowHours', partitions: 'partitions', archiveDays: 'archiveDays' };
   return known[first];
 }
 
@@ -49,6 +51,8 @@ export function checkValues(v: TrackerFormValues): FieldErrors {
   if (v.dedupWindowHours.trim() === '' || !Number.isInteger(hours) || hours < 0 || hours > 168) errors.dedupWindowHours = 'A whole number of hours from 0 (off) to 168 (7 days).';
   const partitions = Number(v.partitions);
   if (v.partitions.trim() === '' || !Number.isInteger(partitions) || partitions < 1 || partitions > 64) errors.partitions = 'A whole number of partitions from 1 to 64.';
+  const days = Number(v.archiveDays);
+  if (v.archiveDays.trim() === '' || !Number.isInteger(days) || days < 0 || days > 3650) errors.archiveDays = 'A whole number of days from 0 (no archive) to 3650.';
   return errors;
 }
 
@@ -61,6 +65,7 @@ export function inputOf(v: TrackerFormValues, create: boolean): TrackerInput {
     captureContext: v.captureContext,
     dedupWindowHours: Number(v.dedupWindowHours),
     partitions: Number(v.partitions),
+    archiveDays: Number(v.archiveDays),
   };
   if (v.rate.trim() !== '') input.rateLimit = { recordsPerSecond: Number(v.rate), ...(v.burst.trim() !== '' ? { burst: Number(v.burst) } : {}) };
   else if (!create) input.rateLimit = null;
@@ -112,6 +117,9 @@ export function TrackerFields({ values, onChange, errors, withId }: { values: Tr
       </div>
       <Field label="Deduplication window (hours)" hint={<>A record whose <code>_id</code> or <code>Idempotency-Key</code> was accepted this recently is answered but not stored again. 0 turns it off; at most 168 (7 days).</>} error={errors.dedupWindowHours}>
         {(p) => <input {...p} type="number" min="0" max="168" step="1" inputMode="numeric" value={values.dedupWindowHours} onInput={(e) => set('dedupWindowHours', e.currentTarget.value)} />}
+      </Field>
+      <Field label="Archive days" hint="Days of accepted records kept on disk, as accepted: the history a destination added later can be sent (backfill). 0 keeps none." error={errors.archiveDays}>
+        {(p) => <input {...p} type="number" min="0" max="3650" step="1" inputMode="numeric" value={values.archiveDays} onInput={(e) => set('archiveDays', e.currentTarget.value)} />}
       </Field>
       <Field label="Partitions" hint={<>Records are spread over this many partitions by <code>_uid</code> (users) and <code>_sid</code> (sessions), each routed and delivered in parallel, one key's updates in order. For a tracker whose traffic outgrows one writer; it can grow, never shrink. Google Sheets takes 1 only.</>} error={errors.partitions}>
         {(p) => <input {...p} type="number" min="1" max="64" step="1" inputMode="numeric" value={values.partitions} onInput={(e) => set('partitions', e.currentTarget.value)} />}

@@ -29,6 +29,18 @@ export interface Destination {
   rules?: DestinationRules;
 }
 
+/** What a tracker's archive holds (jobs/archive-status.ts). */
+export interface ArchiveStatus {
+  days: number;
+  records: number;
+  bytes: number;
+  oldestDay: string | null;
+  waiting: number;
+  lastError: string | null;
+  missingThrough: string | null;
+  lastGap: string | null;
+}
+
 /** Which records a destination receives and in what shape (src/core/rules/schema.ts). */
 export interface DestinationRules {
   filter?: string;
@@ -81,6 +93,7 @@ export interface Tracker {
   captureContext: boolean;
   dedupWindowHours: number;
   partitions: number;
+  archiveDays: number;
   destinations: Destination[];
   privacyRules: PrivacyRule[];
   /** Always `[redacted]` over the admin API. */

@@ -13,6 +13,9 @@ export const TrackerTokenSchema = z.object({
   revokedAt: z.string().optional(),
 });
 
+/** Days a tracker's archive keeps unless told otherwise (README, "History"). */
+export const DEFAULT_ARCHIVE_DAYS = 30;
+
 /** The longest deduplication window a tracker may set: 7 days. */
 export const MAX_DEDUP_WINDOW_HOURS = 168;
 
@@ -109,6 +112,11 @@ export const TrackerSchema = z.object({
    * were accepted. For a tracker whose traffic outgrows one routing step or one destination writer.
    */
   partitions: z.number().int().min(1).max(MAX_PARTITIONS).default(1),
+  /**
+   * Days of accepted records kept in the tracker's archive (jobs/archiver.ts), from which history
+   * is sent again to a destination (backfill, replay). 0 keeps no archive. Default 30.
+   */
+  archiveDays: z.number().int().min(0).max(3650).default(DEFAULT_ARCHIVE_DAYS),
   /** Text with a lone UTF-16 surrogate: refuse the record with a 400 naming the field, or store U+FFFD. */
   invalidUnicode: z.enum(['reject', 'replace']).default('reject'),
   destinations: z.array(DestinationSchema).default([]),

@@ -103,7 +103,11 @@ export const ADMIN_PATHS: Record<string, PathItem> = {
     get: op('integrationView', { summary: 'Every endpoint URL with the oldest active token filled in, and curl examples.', ok: ['200', 'The view.', ref('schemas/IntegrationView')], errors: ['AdminNotFound', 'AdminConflict'] }),
   }),
   '/admin/api/trackers/{id}/destinations': withPath([tracker], {
-    get: op('listDestinations', { summary: 'The destinations with their delivery status; `backlog`: records waiting for a first destination.', ok: ['200', 'The destinations.', object({ destinations: { type: 'array', items: ref('schemas/DestinationView') }, backlog: int })], errors: ['AdminNotFound'] }),
+    get: op('listDestinations', {
+      summary: 'The destinations with their delivery status; `backlog`: records waiting for a first destination; `archive`: what the tracker’s archive holds (the history backfills read).',
+      ok: ['200', 'The destinations.', object({ destinations: { type: 'array', items: ref('schemas/DestinationView') }, backlog: int, archive: ref('schemas/ArchiveStatus') })],
+      errors: ['AdminNotFound'],
+    }),
     post: op('addDestination', {
       summary: 'Add a destination; its settings are checked by the connector’s schema.',
       body: object({ type: str, id: str, settings: { type: 'object' }, enabled: { type: 'boolean' }, rules: ref('schemas/DestinationRules') }, ['type']),

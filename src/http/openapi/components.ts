@@ -193,6 +193,20 @@ export const COMPONENTS: OpenApiDocument['components'] = {
       },
     },
     DestinationView: { ...open, description: 'A destination with its delivery status (`status.skipped`: records its rules kept from it; `status.lastFilterError`).' },
+    ArchiveStatus: {
+      type: 'object',
+      description: 'A tracker’s archive of accepted records, over its partitions (README, "History").',
+      properties: {
+        days: { type: 'integer', description: 'Days kept; 0: no archive.' },
+        records: { type: 'integer', description: 'Records archived since the archive began.' },
+        bytes: { type: 'integer', description: 'On disk, as last looked (once a minute).' },
+        oldestDay: { type: ['string', 'null'] },
+        waiting: { type: 'integer', description: 'Routing steps accepted and not yet on disk.' },
+        lastError: { type: ['string', 'null'] },
+        missingThrough: { type: ['string', 'null'], description: 'History up to this record id is on another worker host.' },
+        lastGap: { type: ['string', 'null'], description: 'The last time the archive stream dropped routing steps before they reached the disk.' },
+      },
+    },
     RulesPreview: {
       type: 'object',
       required: ['trackerId', 'rules', 'counts', 'records'],

@@ -1,0 +1,108 @@
+import type { RedisClient } from '../src/core/redis/cluster';
+import type { Keyspace } from '../src/core/redis/keyspace';
+import type { Logger } from '../src/core/logger';
+import type { TrackerStore } from '../src/core/trackers/store';
+import { linkedController } from '../src/core/deadline';
+import { ArchiveFiles } from './archive-files';
+import { archiveDirectory, Archiver, DEFAULT_ARCHIVER_OPTIONS, type ArchiverOptions } from './archiver';
+import { DiscoveryLoop } from './discovery-loop';
+import { archiveKeys } from './keys';
+import { LeaderLock } from './leader-lock';
+
+export interface ArchiveSupervisorOptions {
+  keyspace: Keyspace;
+  /** Where archives live (ARCHIVE_DIR, default DATA_DIR/archive). */
+  root: string;
+  leaseMs: number;
+  discoverIntervalMs: number;
+  archiver?: Partial<Omit<ArchiverOptions, 'days'>>;
+}
+
+interface Running {
+  days: number;
+  stop: AbortController;
+  done: Promise<void>;
+}
+
+/**
+ * Holds the archive lease of every tracker partition it can (of the trackers that keep an archive)
+ * and runs its archiver under it: one process writes a partition's files at a time, whichever
+ * worker that is. A change of `archiveDays` restarts the archiver with the new retention; 0 stops
+ * it (the files stay).
+ */
+export class ArchiveSupervisor {
+  private readonly running = new Map<string, Running>();
+  private readonly loop: DiscoveryLoop;
+  private stopped = false;
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly store: TrackerStore,
+    private readonly logger: Logger,
+    private readonly opts: ArchiveSupervisorOptions,
+  ) {
+    this.loop = new DiscoveryLoop(() => this.discover(), opts.discoverIntervalMs, (err) => this.logger.warn({ err: err.message }, 'archive discovery failed'));
+  }
+
+  start(): void {
+    this.loop.start();
+  }
+
+  wake(): void {
+    this.loop.wake();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.loop.stop();
+    for (const r of this.running.values()) r.stop.abort(new Error('stopping'));
+    await Promise.all([...this.running.values()].map((r) => r.done));
+  }
+
+  /** `tracker/partition` of the archives this process writes now. */
+  leading(): string[] {
+    return [...this.running.keys()];
+  }
+
+  private async discover(): Promise<void> {
+    const wanted = new Map<string, { trackerId: string; partition: number; days: number }>();
+    for (const tracker of await this.store.list()) {
+      if (tracker.archiveDays <= 0) continue;
+      for (let partition = 0; partition < tracker.partitions; partition++) wanted.set(`${tracker.id}/${partition}`, { trackerId: tracker.id, partition, days: tracker.archiveDays });
+    }
+    for (const [key, run] of this.running) {
+      const want = wanted.get(key);
+      if (!want || want.days !== run.days) run.stop.abort(new Error('archive settings changed'));
+    }
+    for (const [key, want] of wanted) {
+      if (this.stopped || this.running.has(key)) continue;
+      await this.tryRun(key, want);
+    }
+  }
+
+  private async tryRun(key: string, want: { trackerId: string; partition: number; days: number }): Promise<void> {
+    const keys = archiveKeys(this.opts.keyspace.prefixOf(want), want.trackerId, want.partition);
+    const lock = new LeaderLock(this.redis, keys.lock, this.opts.leaseMs);
+    if (!(await lock.acquire())) return;
+    const stop = new AbortController();
+    const run: Running = { days: want.days, stop, done: Promise.resolve() };
+    this.running.set(key, run);
+    const log = this.logger.child({ trackerId: want.trackerId, partition: want.partition, component: 'archive' });
+    run.done = (async () => {
+      const running = linkedController(stop.signal, lock.signal);
+      let files: ArchiveFiles | undefined;
+      try {
+        files = await ArchiveFiles.open(archiveDirectory(this.opts.root, want.trackerId, want.partition), await this.redis.get(keys.archived));
+        await new Archiver(this.redis, keys, lock, files, { ...DEFAULT_ARCHIVER_OPTIONS, ...this.opts.archiver, days: want.days }, log).run(running.signal);
+      } catch (err) {
+        if (!running.signal.aborted) log.warn({ err: (err as Error).message }, 'archiving stopped; it starts over');
+        await this.redis.hset(keys.status, 'lastError', (err as Error).message).catch(() => undefined);
+      } finally {
+        running.abort(new Error('run ended'));
+        await files?.close().catch(() => undefined);
+        await lock.release();
+        this.running.delete(key);
+      }
+    })();
+  }
+}
