@@ -6,6 +6,8 @@ import { linkedController } from '../src/core/deadline';
 import { ArchiveFiles } from './archive-files';
 import { archiveDirectory, Archiver, DEFAULT_ARCHIVER_OPTIONS, type ArchiverOptions } from './archiver';
 import { DiscoveryLoop } from './discovery-loop';
+import { Backfiller } from './backfill';
+import { INGEST_QUEUE } from './ingest-job';
 import { archiveKeys } from './keys';
 import { LeaderLock } from './leader-lock';
 
@@ -93,7 +95,11 @@ export class ArchiveSupervisor {
       let files: ArchiveFiles | undefined;
       try {
         files = await ArchiveFiles.open(archiveDirectory(this.opts.root, want.trackerId, want.partition), await this.redis.get(keys.archived));
-        await new Archiver(this.redis, keys, lock, files, { ...DEFAULT_ARCHIVER_OPTIONS, ...this.opts.archiver, days: want.days }, log).run(running.signal);
+        const prefix = this.opts.keyspace.prefixOf(want);
+        // Caught up: nothing waits to be routed in the partition's shard, nor to be archived.
+        const caughtUp = async () => (await this.redis.xlen(keys.stream)) === 0 && (await ingestIdle(this.redis, prefix));
+        const backfills = { backfiller: new Backfiller(this.redis, this.opts.keyspace, files, want, log, caughtUp), tracker: () => this.store.get(want.trackerId) };
+        await new Archiver(this.redis, keys, lock, files, { ...DEFAULT_ARCHIVER_OPTIONS, ...this.opts.archiver, days: want.days }, log, backfills).run(running.signal);
       } catch (err) {
         if (!running.signal.aborted) log.warn({ err: (err as Error).message }, 'archiving stopped; it starts over');
         await this.redis.hset(keys.status, 'lastError', (err as Error).message).catch(() => undefined);
@@ -105,4 +111,11 @@ export class ArchiveSupervisor {
       }
     })();
   }
+}
+
+/** Whether a shard's ingest queue holds no job waiting or being routed. */
+async function ingestIdle(redis: RedisClient, prefix: string): Promise<boolean> {
+  const key = (name: string) => `${prefix}:${INGEST_QUEUE}:${name}`;
+  const [wait, active, paused] = await Promise.all([redis.llen(key('wait')), redis.llen(key('active')), redis.llen(key('paused'))]);
+  return wait + active + paused === 0;
 }

@@ -5,6 +5,8 @@ import { sleep } from '../src/core/sleep';
 import { ArchiveFiles, dayOfId } from './archive-files';
 import type { FramedEntry } from './frames';
 import type { LeaderLock } from './leader-lock';
+import type { Backfiller } from './backfill';
+import type { Tracker } from '../src/core/trackers/types';
 import { compareStreamIds, entryIdOf, nextStreamId, type ArchiveKeys } from './keys';
 import { rangeStartAfter, recordsAfter } from './stream-entries';
 
@@ -79,6 +81,12 @@ export function archiveDirectory(root: string, trackerId: string, partition = 0)
  * agreed to, which the next open cuts off. Once a minute, days past the retention are deleted and
  * the size on disk is reported in the status.
  */
+/** The backfills an archiver moves along after each round (jobs/backfill.ts), with the tracker as it is now. */
+export interface ArchiveBackfills {
+  backfiller: Backfiller;
+  tracker: () => Promise<Tracker | undefined>;
+}
+
 export class Archiver {
   constructor(
     private readonly redis: RedisClient,
@@ -87,14 +95,18 @@ export class Archiver {
     private readonly files: ArchiveFiles,
     private readonly opts: ArchiverOptions,
     private readonly logger: Logger,
+    private readonly backfills?: ArchiveBackfills,
   ) {}
 
   async run(signal: AbortSignal): Promise<void> {
     await this.adoptFiles();
     let housekeepingAt = 0;
     while (!signal.aborted) {
+      let busy = false;
       try {
+        // What was accepted goes to disk first: a backfill reads the archive, and live records come before history.
         while (!signal.aborted && (await this.archiveFrame()) > 0);
+        if (this.backfills && !signal.aborted) busy = await this.backfills.backfiller.step(await this.backfills.tracker());
         if (Date.now() >= housekeepingAt) {
           await this.housekeeping();
           housekeepingAt = Date.now() + HOUSEKEEPING_MS;
@@ -103,7 +115,7 @@ export class Archiver {
         if (err instanceof ArchiveStoppedError) throw err;
         if (!signal.aborted) this.logger.warn({ err: (err as Error).message }, 'archiving failed; trying again');
       }
-      await sleep(this.opts.checkMs, signal).catch(() => undefined);
+      if (!busy) await sleep(this.opts.checkMs, signal).catch(() => undefined);
     }
   }
 

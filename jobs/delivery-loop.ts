@@ -92,6 +92,15 @@ async function settlesWithin(p: Promise<unknown>, ms: number, signal?: AbortSign
   return Promise.race([settled, sleep(ms, signal).then(() => false, () => false)]);
 }
 
+/** Live records (the spool, the stream), or history a backfill sent (jobs/backfill.ts). */
+type Lane = 'live' | 'history';
+
+/**
+ * Records of a history batch at most: a live record that arrives while one is written waits for
+ * it, so history goes in batches small enough to keep that wait short.
+ */
+const HISTORY_BATCH_RECORDS = 1000;
+
 interface Entry {
   /** The record's id in the stream (stream-entries.ts). */
   id: string;
@@ -128,6 +137,8 @@ export class DeliveryLoop {
   private readonly status: DestinationStatusStore;
   /** Highest stream id ever handed to the destination (by this holder or an earlier one). */
   private sentThrough: string | null = null;
+  /** The last history record the destination confirmed. */
+  private historyCursor = '0-0';
   /** An abandoned attempt that has not settled yet: the next one waits for it. */
   private abandoned: Promise<unknown> | undefined;
 
@@ -157,20 +168,26 @@ export class DeliveryLoop {
     const running = linkedController(stop, this.lock.signal);
     const signal = running.signal;
     let cursor = (await this.redis.get(this.keys.cursor)) ?? '0-0';
+    this.historyCursor = (await this.redis.get(this.keys.historyCursor)) ?? '0-0';
     this.sentThrough = await this.status.sentThrough();
     while (!signal.aborted) {
       try {
-        const batch = await this.nextBatch(cursor, signal);
+        const { lane, batch } = await this.nextBatch(cursor, signal);
         if (batch.length === 0) continue;
         const first = batch[0]!.id;
         const last = batch[batch.length - 1]!.id;
-        const resend = this.sentThrough !== null && compareStreamIds(first, this.sentThrough) <= 0;
-        if (this.sentThrough === null || compareStreamIds(last, this.sentThrough) > 0) this.sentThrough = last;
-        await this.status.startBatch(batch.length, this.sentThrough);
+        // History may be at the destination already (live records since it was added, an earlier backfill): always a re-send.
+        const resend = lane === 'history' || (this.sentThrough !== null && compareStreamIds(first, this.sentThrough) <= 0);
+        if (lane === 'live' && (this.sentThrough === null || compareStreamIds(last, this.sentThrough) > 0)) this.sentThrough = last;
+        await this.status.startBatch(batch.length, lane === 'live' ? this.sentThrough : null);
         const deadLettered = await this.deliver(batch, resend, signal);
-        if (!(await this.confirm(batch, batch.length - deadLettered))) {
+        if (!(await this.confirm(batch, batch.length - deadLettered, lane))) {
           this.logger.warn('lease lost before confirming a batch; the next holder writes it again');
           return;
+        }
+        if (lane === 'history') {
+          this.historyCursor = last;
+          continue;
         }
         cursor = last;
         this.turns.setStalled(false);
@@ -195,12 +212,14 @@ export class DeliveryLoop {
    * it was written (and taken them off the record count then): in turn with it, only the others
    * are taken off now.
    */
-  private confirm(batch: Entry[], written: number): Promise<boolean> {
+  private confirm(batch: Entry[], written: number, lane: Lane = 'live'): Promise<boolean> {
     const last = batch[batch.length - 1]!;
     const entry = entryIdOf(last.id);
     const trimBelow = last.endsEntry ? nextStreamId(entry) : entry;
+    // The history lane has a cursor, a stream and a count of its own, and nothing of it is ever spilled.
+    const [cursorKey, streamKey, queuedKey] = lane === 'history' ? [this.keys.historyCursor, this.keys.history, this.keys.historyQueued] : [this.keys.cursor, this.keys.stream, this.keys.queued];
     return this.spool.exclusive(async () => {
-      const spilled = this.spool.committedThrough;
+      const spilled = lane === 'history' ? null : this.spool.committedThrough;
       const stillCounted = spilled === null ? batch.length : batch.filter((e) => compareStreamIds(e.id, spilled) > 0).length;
       const now = Date.now();
       const slot = seriesSlot(this.keys, 'delivered', now);
@@ -208,10 +227,10 @@ export class DeliveryLoop {
         CONFIRM,
         7,
         this.keys.lock,
-        this.keys.cursor,
-        this.keys.stream,
+        cursorKey,
+        streamKey,
         this.keys.status,
-        this.keys.queued,
+        queuedKey,
         slot.key,
         this.keys.events,
         this.lock.token,
@@ -247,14 +266,14 @@ export class DeliveryLoop {
     return this.turns.read(() => this.readPages(cursor, maxRecords));
   }
 
-  private async readPages(cursor: string, maxRecords: number): Promise<{ records: StreamRecord[]; lastEntry: string }> {
+  private async readPages(cursor: string, maxRecords: number, stream = this.keys.stream): Promise<{ records: StreamRecord[]; lastEntry: string }> {
     const records: StreamRecord[] = [];
     let lastEntry = entryIdOf(cursor);
     let start = rangeStartAfter(cursor);
     let page = Math.min(maxRecords, FIRST_PAGE_ENTRIES);
     let entriesRead = 0;
     for (;;) {
-      const raw = await this.redis.xrangeBuffer(this.keys.stream, start, '+', 'COUNT', page);
+      const raw = await this.redis.xrangeBuffer(stream, start, '+', 'COUNT', page);
       const entries = raw.map(([id, fields]): [string, Buffer[]] => [id.toString(), fields]);
       records.push(...recordsAfter(entries, cursor, maxRecords - records.length));
       if (entries.length > 0) lastEntry = entries[entries.length - 1]![0];
@@ -270,15 +289,24 @@ export class DeliveryLoop {
    * Records on disk past the cursor come first: they are older than any in the stream. Otherwise
    * waits until `maxRecords` are queued after the cursor or the oldest has waited `maxAgeMs`.
    */
-  private async nextBatch(cursor: string, signal: AbortSignal): Promise<Entry[]> {
+  private async nextBatch(cursor: string, signal: AbortSignal): Promise<{ lane: Lane; batch: Entry[] }> {
     const { maxRecords } = this.opts.batch;
     while (!signal.aborted) {
-      if (this.spool.hasAfter(cursor)) return (await this.spool.readAfter(cursor, maxRecords)).map((r) => toEntry(r, false));
+      if (this.spool.hasAfter(cursor)) return { lane: 'live', batch: (await this.spool.readAfter(cursor, maxRecords)).map((r) => toEntry(r, false)) };
       const gathered = await this.gather(cursor, signal);
       if (gathered === 'spilled') continue;
-      return gathered.map((r) => toEntry(r, r.endsEntry));
+      if (gathered === 'idle') {
+        const { records } = await this.readPages(this.historyCursor, Math.min(maxRecords, HISTORY_BATCH_RECORDS), this.keys.history);
+        return { lane: 'history', batch: records.map((r) => toEntry(r, r.endsEntry)) };
+      }
+      return { lane: 'live', batch: gathered.map((r) => toEntry(r, r.endsEntry)) };
     }
-    return [];
+    return { lane: 'live', batch: [] };
+  }
+
+  /** Whether history waits in the destination's history lane (jobs/backfill.ts). */
+  private async historyWaits(): Promise<boolean> {
+    return Number((await this.redis.get(this.keys.historyQueued)) ?? 0) > 0;
   }
 
   /**
@@ -291,7 +319,7 @@ export class DeliveryLoop {
    * its records are dropped, and the batch ends with what was in hand, or, when nothing was,
    * `'spilled'` says to read the spool first.
    */
-  private async gather(cursor: string, signal: AbortSignal): Promise<StreamRecord[] | 'spilled'> {
+  private async gather(cursor: string, signal: AbortSignal): Promise<StreamRecord[] | 'spilled' | 'idle'> {
     const { maxRecords, maxAgeMs } = this.opts.batch;
     const held: StreamRecord[] = [];
     let after = cursor;
@@ -300,6 +328,8 @@ export class DeliveryLoop {
       // A spill commits its frame to disk (hasAfter) before Redis drops it, so a read that missed it sees it here.
       if (this.spool.hasAfter(after)) return held.length > 0 ? held : 'spilled';
       held.push(...records);
+      // Nothing live in hand: history may go now, and live records that come meanwhile wait one history batch at most.
+      if (held.length === 0 && (await this.historyWaits())) return 'idle';
       let waitMs = this.opts.pollMs;
       if (held.length > 0) {
         const age = Date.now() - streamIdTime(held[0]!.id);

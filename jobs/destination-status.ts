@@ -94,10 +94,11 @@ export class DestinationStatusStore {
 
   /**
    * A batch of `count` records goes out. `sentThrough` is the highest stream id ever handed to the
-   * destination: a later holder treats records up to it as possibly written (see WriteOptions).
+   * destination: a later holder treats records up to it as possibly written (see WriteOptions);
+   * null leaves it as it is (a history batch, always sent as a re-send).
    */
-  async startBatch(count: number, sentThrough: string, at = new Date()): Promise<void> {
-    await this.set({ inFlight: String(count), sentThrough, writingSince: at.toISOString(), attempts: '0', retryAt: '' });
+  async startBatch(count: number, sentThrough: string | null, at = new Date()): Promise<void> {
+    await this.set({ inFlight: String(count), ...(sentThrough === null ? {} : { sentThrough }), writingSince: at.toISOString(), attempts: '0', retryAt: '' });
   }
 
   private async set(fields: Record<string, string>): Promise<void> {

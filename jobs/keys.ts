@@ -47,6 +47,17 @@ export function deliveryKeys(prefix: string, ref: DestinationRef) {
     series: `${base}:series`,
     /** The moments it paused, failed, recovered, was disabled or enabled, newest first (a capped list). */
     events: `${base}:events`,
+    /**
+     * History sent to this destination (backfills, jobs/backfill.ts), through its rules: a stream
+     * of blocks, delivered only while the live stream has nothing to deliver.
+     */
+    history: `${base}:history`,
+    /** Id of the last history record the destination has confirmed. */
+    historyCursor: `${base}:history:cursor`,
+    /** Records waiting in the history stream. */
+    historyQueued: `${base}:history:queued`,
+    /** The backfill of this destination partition, under way or last finished (a hash). */
+    backfill: `${base}:backfill`,
   };
 }
 

@@ -5,6 +5,8 @@ import { restoreRedacted } from '../core/redact';
 import type { AdminDeps } from './deps';
 import { parseInput, readBody } from './json-body';
 import { MAX_PREVIEW_RECORDS } from '../operator/rules-preview';
+import { BACKFILL_RESOURCES } from '../../jobs/backfill';
+import { ApiError } from '../core/errors';
 
 const Settings = z.record(z.string(), z.unknown());
 
@@ -29,6 +31,14 @@ const PreviewBody = z.strictObject({
   /** Rules to try before saving them; checked as saving checks them. */
   rules: z.unknown().optional(),
   limit: z.number().int().min(1).max(MAX_PREVIEW_RECORDS).optional(),
+});
+
+const BackfillBody = z.strictObject({
+  /** ISO 8601; default: as far back as the tracker's archive keeps. */
+  since: z.iso.datetime({ offset: true }).optional(),
+  /** ISO 8601; default: now. */
+  until: z.iso.datetime({ offset: true }).optional(),
+  resources: z.array(z.enum(BACKFILL_RESOURCES)).min(1).optional(),
 });
 
 const EntryIds = z.strictObject({
@@ -80,6 +90,27 @@ export function registerDestinationRoutes(router: Router, deps: AdminDeps): void
     const { store } = await delivery.deadLetters(ctx.params.id!, ctx.params.dest!);
     const [entries, total] = await Promise.all([store.list(query.limit, query.after), store.count()]);
     ctx.body = { total, entries };
+  });
+
+  // History: the archived records of a range, sent again through the destination's rules (jobs/backfill.ts).
+  router.post(`${base}/:dest/backfill`, async (ctx) => {
+    const { id, dest } = ctx.params as { id: string; dest: string };
+    const body = await readBody(ctx, BackfillBody);
+    const tracker = await deps.trackers.getTracker(id);
+    const until = body.until ? new Date(body.until) : new Date();
+    const since = body.since ? new Date(body.since) : new Date(until.getTime() - tracker.archiveDays * 86_400_000);
+    ctx.status = 202;
+    ctx.body = await delivery.startBackfill(id, dest, { since, until, resources: body.resources ?? ['events'] });
+  });
+
+  router.get(`${base}/:dest/backfill`, async (ctx) => {
+    const view = await delivery.backfill(ctx.params.id!, ctx.params.dest!);
+    if (!view) throw new ApiError('ERR_ADMIN_NOT_FOUND', `Destination ${ctx.params.dest} of tracker ${ctx.params.id} has had no backfill.`);
+    ctx.body = view;
+  });
+
+  router.delete(`${base}/:dest/backfill`, async (ctx) => {
+    ctx.body = { cancelled: await delivery.cancelBackfill(ctx.params.id!, ctx.params.dest!) };
   });
 
   // What a destination's rules (saved, or given to try) make of the tracker's last records.

@@ -1,5 +1,10 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { CliError, withContext } from './context';
+import { BACKFILL_RESOURCES, type BackfillResource } from '../../jobs/backfill';
+import type { BackfillView, DeliveryAdmin } from '../operator/delivery-admin';
+import { createProgress } from './progress';
+import { parseMoment } from './time-args';
+import { renderBackfill } from './render-rules';
 import { json } from './render';
 import { renderAdded, renderArchive, renderDestinationList, renderTestResult } from './render-destinations';
 import { renderDestination, renderDestinationSummary, renderPreview } from './render-rules';
@@ -26,6 +31,24 @@ interface UpdateOptions extends JsonFlag, RuleFlags {
 interface PreviewOptions extends JsonFlag, RuleFlags {
   limit: number;
 }
+
+interface BackfillOptions extends JsonFlag {
+  since?: Date;
+  until?: Date;
+  resources: BackfillResource[];
+  cancel?: boolean;
+  detach?: boolean;
+}
+
+function resources(value: string): BackfillResource[] {
+  const list = value.split(',').map((r) => r.trim()).filter(Boolean);
+  const unknown = list.filter((r) => !(BACKFILL_RESOURCES as readonly string[]).includes(r));
+  if (list.length === 0 || unknown.length > 0) throw new InvalidArgumentError(`expected ${BACKFILL_RESOURCES.join(', ')}, separated by commas; got ${value}.`);
+  return list as BackfillResource[];
+}
+
+/** How often a backfill's progress is read while the command waits for it. */
+const BACKFILL_POLL_MS = 500;
 
 function count(value: string): number {
   const n = Number(value);
@@ -134,6 +157,34 @@ export function registerDestinationsCommands(program: Command): void {
       }),
     );
 
+  destinations
+    .command('backfill')
+    .description("send the tracker's archived records of a time range to one destination again, through its rules, in a lane that yields to live records; events already there are not doubled")
+    .argument('<tracker>', 'tracker id')
+    .argument('<dest>', 'destination id')
+    .option('--since <time>', 'start of the range of _received_at: a date or time, or a time ago (30d, 12h) (default: as far back as the archive keeps)', (v) => parseMoment(v))
+    .option('--until <time>', 'end of the range (default: now)', (v) => parseMoment(v))
+    .option('--resources <list>', 'what to send: events (users and sessions are not available yet)', resources, ['events'] as BackfillResource[])
+    .option('--detach', 'start it and return at once; `destinations list` and `show` show its progress')
+    .option('--cancel', 'cancel the backfill under way (what its lane already holds is still delivered)')
+    .option('--json', 'print JSON: the backfill as it ended (or as it started, with --detach)')
+    .addHelpText('after', '\nThe backfill runs in the workers and survives a restart; this command only follows it. Ctrl-C stops following, not the backfill.\nRunning it again doubles nothing: events are written as re-sends, kept once by their _id.')
+    .action((trackerId: string, destinationId: string, opts: BackfillOptions) =>
+      withContext(async ({ admin, service }) => {
+        if (opts.cancel) {
+          const cancelled = await admin.cancelBackfill(trackerId, destinationId);
+          return print(cancelled ? `Backfill of ${destinationId} cancelled; what its lane holds is still delivered.` : `No backfill of ${destinationId} is under way.`);
+        }
+        const tracker = await service.getTracker(trackerId);
+        const until = opts.until ?? new Date();
+        const since = opts.since ?? new Date(until.getTime() - tracker.archiveDays * 86_400_000);
+        let view = await admin.startBackfill(trackerId, destinationId, { since, until, resources: opts.resources });
+        if (!opts.json) print(`Backfill of ${destinationId} started: ${view.resources.join(', ')} received from ${view.since} to ${view.until}.`);
+        if (!opts.detach) view = await followBackfill(admin, trackerId, destinationId);
+        print(opts.json ? json(view) : renderBackfill(destinationId, view));
+      }),
+    );
+
   const preview = destinations
     .command('preview')
     .description("run a destination's rules, or the rules given as flags, over the tracker's last records, and show what would be delivered and what skipped")
@@ -205,4 +256,22 @@ export function registerDestinationsCommands(program: Command): void {
         if (!result.ok) process.exitCode = 1;
       }),
     );
+}
+
+/** Waits for a backfill to be read and its lane delivered, with a progress bar on a terminal (the share of the range read). */
+async function followBackfill(admin: DeliveryAdmin, trackerId: string, destinationId: string): Promise<BackfillView> {
+  const progress = createProgress(`backfill ${destinationId}`);
+  try {
+    for (;;) {
+      const view = (await admin.backfill(trackerId, destinationId))!;
+      const since = Date.parse(view.since);
+      const span = Math.max(1, Math.min(Date.now(), Date.parse(view.until)) - since);
+      const readShare = view.state === 'running' ? Math.max(0, Math.min(1, ((view.readThrough ?? since) - since) / span)) : 1;
+      progress.update(Math.round(readShare * 1000), 1000);
+      if (view.state !== 'running' && view.waiting === 0) return view;
+      await new Promise((r) => setTimeout(r, BACKFILL_POLL_MS));
+    }
+  } finally {
+    progress.stop();
+  }
 }

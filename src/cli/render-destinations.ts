@@ -3,7 +3,7 @@ import type { Destination } from '../core/trackers/types';
 import type { DestinationView } from '../operator/delivery-admin';
 import type { ArchiveStatus } from '../../jobs/archive-status';
 import { json, table } from './render';
-import { ruleLines, skippedLine } from './render-rules';
+import { renderBackfill, ruleLines, skippedLine } from './render-rules';
 
 /** `850ms`, `12s`, `3m 4s`, `2h 5m`, `3d 1h`: precise when small, short when large. */
 export function duration(ms: number): string {
@@ -69,6 +69,9 @@ ${backlogLine(trackerId, backlog)}` : hint;
   if (backlog > 0) out.push(`\n${backlogLine(trackerId, backlog)}`);
   for (const d of list.filter((v) => v.rules)) {
     out.push(`\n${d.id} rules: ${ruleLines(d.rules).join('; ')}\n  ${skippedLine(d)}${d.status.lastFilterError ? `\n  last filter error: ${d.status.lastFilterError}` : ''}`);
+  }
+  for (const d of list.filter((v) => v.backfill && (v.backfill.state === 'running' || v.backfill.waiting > 0))) {
+    out.push(`\n${renderBackfill(d.id, d.backfill!)}`);
   }
   for (const d of list.filter((v) => v.status.details)) {
     out.push(`\n${d.id}: ${Object.entries(d.status.details!).map(([k, v]) => `${k} ${v}`).join(', ')}`);

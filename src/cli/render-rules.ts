@@ -3,7 +3,7 @@ import type { TrackedRecord } from '../core/records/types';
 import type { DestinationRules } from '../core/rules/schema';
 import type { Destination } from '../core/trackers/types';
 import { redactingReplacer } from '../core/redact';
-import type { DestinationView } from '../operator/delivery-admin';
+import type { BackfillView, DestinationView } from '../operator/delivery-admin';
 import type { RulesPreview } from '../operator/rules-preview';
 import { table } from './render';
 
@@ -40,6 +40,7 @@ export function renderDestination(trackerId: string, d: DestinationView): string
   ];
   if (d.rules) lines.push(skippedLine(d));
   if (s.lastFilterError) lines.push(`last filter error: ${s.lastFilterError}`);
+  if (d.backfill) lines.push(renderBackfill(d.id, d.backfill));
   return lines.join('\n');
 }
 
@@ -64,4 +65,11 @@ export function renderPreview(p: RulesPreview): string {
   const rows = p.records.map((r) => [r.record.receivedAt, OUTCOME[r.outcome], r.outcome === 'error' ? `${r.error}: ${oneLine(r.record)}` : oneLine(r.record)]);
   const { delivered, filtered, sampled, errors } = p.counts;
   return [...head, '', table([['RECEIVED', 'OUTCOME', 'RECORD (as delivered; as accepted when skipped)'], ...rows]), '', `${delivered} delivered, ${filtered} filtered out, ${sampled} outside the sample, ${errors} where the filter failed.`].join('\n');
+}
+
+/** A backfill in a line: how far it came, what it sent, what its lane still holds. */
+export function renderBackfill(destinationId: string, b: BackfillView): string {
+  const state = b.state === 'running' ? 'under way' : b.state === 'cancelled' ? `cancelled at ${b.finishedAt}` : `read at ${b.finishedAt}`;
+  const lane = b.waiting > 0 ? `; ${b.waiting} still in its lane, delivered while nothing live waits` : '; all delivered';
+  return `Backfill of ${destinationId} (${b.resources.join(', ')} received ${b.since} to ${b.until}) ${state}: ${b.read} archived records read, ${b.queued} sent through its rules${lane}.`;
 }

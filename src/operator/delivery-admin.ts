@@ -9,6 +9,10 @@ import { combineStatuses, DestinationStatusStore, type DestinationStatus } from 
 import { combinePictures, DestinationSeries, type DestinationPicture } from '../../jobs/destination-series';
 import { partitionDeliveryKeys, trackerBacklogKey, type DeliveryKeys } from '../../jobs/keys';
 import { readArchiveStatus, type ArchiveStatus } from '../../jobs/archive-status';
+import { BackfillError, backfillProgress, cancelBackfill, startBackfill, type BackfillProgress, type BackfillResource } from '../../jobs/backfill';
+
+/** A destination's backfill over its partitions, with the records its history lane still holds. */
+export type BackfillView = BackfillProgress & { waiting: number };
 import type { Keyspace, PartitionRef } from '../core/redis/keyspace';
 import type { DestinationService } from './destination-service';
 import { describeIssues, type Destination } from '../core/trackers/types';
@@ -20,7 +24,7 @@ function warehouseReads(): WarehouseReads {
   return require('../../connectors/local/query') as WarehouseReads;
 }
 
-export type DeliveryAdminErrorCode = 'NO_LOCAL_DESTINATION' | 'SEVERAL_LOCAL_DESTINATIONS' | 'NOT_LOCAL' | 'INVALID_SETTINGS' | 'NO_WAREHOUSE_YET' | 'WAREHOUSE_BUSY' | 'WAREHOUSE_FAILED';
+export type DeliveryAdminErrorCode = 'BACKFILL_REFUSED' | 'NO_LOCAL_DESTINATION' | 'SEVERAL_LOCAL_DESTINATIONS' | 'NOT_LOCAL' | 'INVALID_SETTINGS' | 'NO_WAREHOUSE_YET' | 'WAREHOUSE_BUSY' | 'WAREHOUSE_FAILED';
 
 /** A refusal the caller can show as-is (DuckDB's SQL errors keep their `LINE 1: …` pointer lines). */
 export class DeliveryAdminError extends Error {
@@ -35,6 +39,8 @@ export class DeliveryAdminError extends Error {
 
 export interface DestinationView extends Destination {
   status: DestinationStatus;
+  /** Its backfill under way, or the last one (jobs/backfill.ts); absent when it never had one. */
+  backfill?: BackfillView;
 }
 
 export interface DeliveryAdminDeps {
@@ -55,9 +61,14 @@ export class DeliveryAdmin {
   constructor(private readonly deps: DeliveryAdminDeps) {}
 
   async listWithStatus(trackerId: string, now = Date.now()): Promise<DestinationView[]> {
-    const list = await this.deps.destinations.list(trackerId);
+    const tracker = await this.deps.destinations.tracker(trackerId);
     const refs = await this.partitionRefs(trackerId);
-    return Promise.all(list.map(async (d) => ({ ...d, status: await this.status(refs, d.id, now) })));
+    return Promise.all(
+      tracker.destinations.map(async (d) => {
+        const backfill = await backfillProgress(this.deps.redis, this.deps.keyspace, tracker, d.id);
+        return { ...d, status: await this.status(refs, d.id, now), ...(backfill ? { backfill } : {}) };
+      }),
+    );
   }
 
   /** A destination's status over all its partitions. */
@@ -88,7 +99,7 @@ export class DeliveryAdmin {
     // One DEL per partition: a partition's keys share a slot, different partitions' may not.
     for (const ref of refs) {
       const keys = this.keys(ref, destinationId);
-      await this.deps.redis.del(keys.stream, keys.cursor, keys.deadLetters, keys.status, keys.lock, keys.spilled, keys.queued, ...new DestinationSeries(this.deps.redis, keys).keysAt());
+      await this.deps.redis.del(keys.stream, keys.cursor, keys.deadLetters, keys.status, keys.lock, keys.spilled, keys.queued, keys.history, keys.historyCursor, keys.historyQueued, keys.backfill, ...new DestinationSeries(this.deps.redis, keys).keysAt());
     }
     return { queued: status.queued, deadLetters: status.deadLettered };
   }
@@ -107,6 +118,33 @@ export class DeliveryAdmin {
   async backlog(trackerId: string): Promise<number> {
     const lengths = await Promise.all((await this.partitionRefs(trackerId)).map((ref) => this.deps.redis.xlen(trackerBacklogKey(this.deps.keyspace.prefixOf(ref), trackerId, ref.partition))));
     return lengths.reduce((a, b) => a + b, 0);
+  }
+
+  /** Sends the archived records of a time range to one destination again, through its rules (jobs/backfill.ts). */
+  async startBackfill(trackerId: string, destinationId: string, range: { since: Date; until: Date; resources: readonly BackfillResource[] }): Promise<BackfillView> {
+    const tracker = await this.deps.destinations.tracker(trackerId);
+    await this.deps.destinations.get(trackerId, destinationId);
+    try {
+      await startBackfill(this.deps.redis, this.deps.keyspace, tracker, destinationId, range);
+    } catch (err) {
+      if (err instanceof BackfillError) throw new DeliveryAdminError('BACKFILL_REFUSED', err.message);
+      throw err;
+    }
+    return (await this.backfill(trackerId, destinationId))!;
+  }
+
+  /** The destination's backfill under way, or the last one; undefined when it never had one. */
+  async backfill(trackerId: string, destinationId: string): Promise<BackfillView | undefined> {
+    const tracker = await this.deps.destinations.tracker(trackerId);
+    await this.deps.destinations.get(trackerId, destinationId);
+    return backfillProgress(this.deps.redis, this.deps.keyspace, tracker, destinationId);
+  }
+
+  /** Cancels the destination's backfill; what its history lane holds is still delivered. */
+  async cancelBackfill(trackerId: string, destinationId: string): Promise<boolean> {
+    const tracker = await this.deps.destinations.tracker(trackerId);
+    await this.deps.destinations.get(trackerId, destinationId);
+    return cancelBackfill(this.deps.redis, this.deps.keyspace, tracker, destinationId);
   }
 
   /** What the tracker's archive holds: the history backfills and replays read. */

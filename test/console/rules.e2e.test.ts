@@ -92,4 +92,15 @@ browserSuite('rules e2e')('destination rules in the console', () => {
     expect(await delivered.getAttribute('data-skipped')).toBe('1');
     await screenshot(page, 'rules-02-saved');
   });
+
+  test('a backfill is started, followed and cancelled from the destination page', async () => {
+    const card = page.getByTestId('backfill-card');
+    await card.getByRole('button', { name: 'Start backfill' }).click();
+    await card.getByText('Backfill started').waitFor();
+    await waitFor(async () => (await card.getByTestId('backfill-progress').textContent())?.startsWith('Under way'), { message: 'the backfill under way on the page' });
+    await card.getByRole('button', { name: 'Cancel backfill' }).click();
+    await card.getByText('Backfill cancelled').waitFor();
+    await waitFor(async () => (await card.getByTestId('backfill-progress').textContent())?.startsWith('Cancelled'), { message: 'the cancelled backfill on the page' });
+    await screenshot(page, 'rules-03-backfill');
+  });
 });

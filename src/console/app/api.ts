@@ -1,4 +1,4 @@
-import type { ArchiveStatus, ConnectorInfo, DeadLetter, Destination, DestinationPicture, DestinationRules, DestinationView, HmacSettings, IntegrationView, MemorySnapshot, PrivacyRule, QueryResult, RateLimit, RulesPreview, SourceDelivery, SourceMapping, SourceType, SourceView, TestResult, Tracker, TrafficPicture } from './types.js';
+import type { ArchiveStatus, Backfill, ConnectorInfo, DeadLetter, Destination, DestinationPicture, DestinationRules, DestinationView, HmacSettings, IntegrationView, MemorySnapshot, PrivacyRule, QueryResult, RateLimit, RulesPreview, SourceDelivery, SourceMapping, SourceType, SourceView, TestResult, Tracker, TrafficPicture } from './types.js';
 
 /** An answer other than 2xx, with the server's error code, message and offending field. */
 export class ApiError extends Error {
@@ -121,6 +121,9 @@ export const api = {
     overview: (id: string) => call<{ destinations: DestinationView[]; backlog: number; archive: ArchiveStatus }>('GET', `${tracker(id)}/destinations`),
     add: (id: string, input: { type: string; id?: string; settings: Record<string, unknown>; enabled: boolean }) => call<Destination>('POST', `${tracker(id)}/destinations`, input),
     update: (id: string, dest: string, input: { settings?: Record<string, unknown>; enabled?: boolean; rules?: DestinationRules | null }) => call<Destination>('PATCH', destination(id, dest), input),
+    /** Sends the archived records of a range to the destination again, through its rules. */
+    backfill: (id: string, dest: string, input: { since?: string; until?: string }) => call<Backfill>('POST', `${destination(id, dest)}/backfill`, input),
+    cancelBackfill: (id: string, dest: string) => call<{ cancelled: boolean }>('DELETE', `${destination(id, dest)}/backfill`),
     /** What rules (a destination's saved ones, or `rules` to try) make of the tracker's last records. */
     preview: (id: string, input: { destination?: string; rules?: DestinationRules; limit?: number }) => call<RulesPreview>('POST', `${tracker(id)}/rules/preview`, input),
     remove: (id: string, dest: string) => call<{ removed: string; discarded: { queued: number; deadLetters: number } }>('DELETE', destination(id, dest)),

@@ -6,6 +6,7 @@ import { useLoad } from './hooks.js';
 import { href } from './router.js';
 import { hourlyRows } from './series.js';
 import { RulesEditor } from './rules-editor.js';
+import { BackfillCard } from './backfill-card.js';
 import { TimeChart, type ChartMarker, type Tone } from './time-chart.js';
 import type { DeliveryMarker, DestinationPicture } from './types.js';
 
@@ -80,6 +81,7 @@ export function DestinationPage({ trackerId, destinationId }: { trackerId: strin
         <p class="hint">The last 24 hours, a point a minute, refreshed every 15 seconds. Dashed lines mark the moments its state changed (listed below). Drag across a chart to zoom in, double-click to see the whole day.</p>
       </section>
       {d && <RulesEditor key={d.id} trackerId={trackerId} destination={d} onSaved={() => void list.reload()} />}
+      {d && <BackfillCard trackerId={trackerId} destination={d} onChanged={() => void list.reload()} />}
       {!picture.data ? picture.loading && <Spinner /> : <Charts picture={picture.data} destinationId={destinationId} />}
     </>
   );

@@ -158,6 +158,24 @@ export interface DestinationStatus {
 
 export interface DestinationView extends Destination {
   status: DestinationStatus;
+  /** Its backfill under way, or the last one. */
+  backfill?: Backfill;
+}
+
+/** A destination's backfill (jobs/backfill.ts). */
+export interface Backfill {
+  id: string;
+  state: 'running' | 'done' | 'cancelled';
+  since: string;
+  until: string;
+  resources: string[];
+  startedAt: string;
+  finishedAt: string | null;
+  read: number;
+  readThrough: number | null;
+  queued: number;
+  /** Records its history lane still holds. */
+  waiting: number;
 }
 
 export interface TestResult {

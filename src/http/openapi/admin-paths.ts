@@ -119,6 +119,16 @@ export const ADMIN_PATHS: Record<string, PathItem> = {
     patch: op('updateDestination', { summary: 'Replace settings or rules (`rules: null` removes them), enable or disable; `[redacted]` keeps a stored secret.', body: object({ settings: { type: 'object' }, enabled: { type: 'boolean' }, rules: { oneOf: [ref('schemas/DestinationRules'), { type: 'null' }] } }), ok: ['200', 'The destination.', ref('schemas/Destination')], errors: ['AdminNotFound'] }),
     delete: op('removeDestination', { summary: 'Remove a destination with its queued records and dead letters.', ok: ['200', 'What was discarded.', object({ removed: str, discarded: object({ queued: int, deadLetters: int }) })], errors: ['AdminNotFound'] }),
   }),
+  '/admin/api/trackers/{id}/destinations/{dest}/backfill': withPath([tracker, dest], {
+    post: op('startBackfill', {
+      summary: 'Send the tracker’s archived records of a time range (`_received_at`) to the destination again, through its rules, in a lane that yields to live records.',
+      body: object({ since: { type: 'string', format: 'date-time' }, until: { type: 'string', format: 'date-time' }, resources: { type: 'array', items: { enum: ['events', 'users', 'sessions'] } } }),
+      ok: ['202', 'The backfill, started.', ref('schemas/Backfill')],
+      errors: ['AdminNotFound', 'AdminConflict'],
+    }),
+    get: op('backfillProgress', { summary: 'The destination’s backfill under way, or the last one.', ok: ['200', 'The backfill.', ref('schemas/Backfill')], errors: ['AdminNotFound'] }),
+    delete: op('cancelBackfill', { summary: 'Cancel the backfill under way; what its lane holds is still delivered.', ok: ['200', 'Whether one was under way.', object({ cancelled: { type: 'boolean' } })], errors: ['AdminNotFound'] }),
+  }),
   '/admin/api/trackers/{id}/rules/preview': withPath([tracker], {
     post: op('previewRules', {
       summary: 'Run destination rules over the tracker’s last records (as accepted): a destination’s saved rules, or `rules` given to try before saving.',

@@ -193,6 +193,23 @@ export const COMPONENTS: OpenApiDocument['components'] = {
       },
     },
     DestinationView: { ...open, description: 'A destination with its delivery status (`status.skipped`: records its rules kept from it; `status.lastFilterError`).' },
+    Backfill: {
+      type: 'object',
+      description: 'A destination’s backfill over its tracker’s partitions (README, "History").',
+      properties: {
+        id: { type: 'string' },
+        state: { enum: ['running', 'done', 'cancelled'] },
+        since: { type: 'string', format: 'date-time' },
+        until: { type: 'string', format: 'date-time' },
+        resources: { type: 'array', items: { type: 'string' } },
+        startedAt: { type: 'string' },
+        finishedAt: { type: ['string', 'null'] },
+        read: { type: 'integer', description: 'Archived records read.' },
+        readThrough: { type: ['integer', 'null'], description: 'When the last record read was routed (ms since the epoch).' },
+        queued: { type: 'integer', description: 'Sent to the destination’s history lane, through its rules.' },
+        waiting: { type: 'integer', description: 'Records its history lane still holds.' },
+      },
+    },
     ArchiveStatus: {
       type: 'object',
       description: 'A tracker’s archive of accepted records, over its partitions (README, "History").',
