@@ -5,7 +5,7 @@ import type { TrackerStore } from '../src/core/trackers/store';
 import { linkedController } from '../src/core/deadline';
 import { ArchiveFiles } from './archive-files';
 import { archiveDirectory, Archiver, DEFAULT_ARCHIVER_OPTIONS, type ArchiverOptions } from './archiver';
-import { DiscoveryLoop } from './discovery-loop';
+import { LeaseSupervisor, type LeasedRun } from './discovery-loop';
 import { Backfiller } from './backfill';
 import { INGEST_QUEUE } from './ingest-job';
 import { archiveKeys } from './keys';
@@ -20,10 +20,9 @@ export interface ArchiveSupervisorOptions {
   archiver?: Partial<Omit<ArchiverOptions, 'days'>>;
 }
 
-interface Running {
+/** A tracker partition's archiver; its key is `tracker/partition`. */
+interface Running extends LeasedRun {
   days: number;
-  stop: AbortController;
-  done: Promise<void>;
 }
 
 /**
@@ -32,41 +31,17 @@ interface Running {
  * worker that is. A change of `archiveDays` restarts the archiver with the new retention; 0 stops
  * it (the files stay).
  */
-export class ArchiveSupervisor {
-  private readonly running = new Map<string, Running>();
-  private readonly loop: DiscoveryLoop;
-  private stopped = false;
-
+export class ArchiveSupervisor extends LeaseSupervisor<Running> {
   constructor(
     private readonly redis: RedisClient,
     private readonly store: TrackerStore,
     private readonly logger: Logger,
     private readonly opts: ArchiveSupervisorOptions,
   ) {
-    this.loop = new DiscoveryLoop(() => this.discover(), opts.discoverIntervalMs, (err) => this.logger.warn({ err: err.message }, 'archive discovery failed'));
+    super(opts.discoverIntervalMs, logger, 'archive');
   }
 
-  start(): void {
-    this.loop.start();
-  }
-
-  wake(): void {
-    this.loop.wake();
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    await this.loop.stop();
-    for (const r of this.running.values()) r.stop.abort(new Error('stopping'));
-    await Promise.all([...this.running.values()].map((r) => r.done));
-  }
-
-  /** `tracker/partition` of the archives this process writes now. */
-  leading(): string[] {
-    return [...this.running.keys()];
-  }
-
-  private async discover(): Promise<void> {
+  protected async discover(): Promise<void> {
     const wanted = new Map<string, { trackerId: string; partition: number; days: number }>();
     for (const tracker of await this.store.list()) {
       if (tracker.archiveDays <= 0) continue;

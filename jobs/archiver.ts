@@ -3,12 +3,11 @@ import type { RedisClient } from '../src/core/redis/cluster';
 import type { Logger } from '../src/core/logger';
 import { sleep } from '../src/core/sleep';
 import { ArchiveFiles, dayOfId } from './archive-files';
-import type { FramedEntry } from './frames';
 import type { LeaderLock } from './leader-lock';
 import type { Backfiller } from './backfill';
 import type { Tracker } from '../src/core/trackers/types';
 import { compareStreamIds, entryIdOf, nextStreamId, type ArchiveKeys } from './keys';
-import { rangeStartAfter, recordsAfter } from './stream-entries';
+import { readWholeEntries } from './stream-read';
 
 /**
  * Commits an archived frame: Redis lets go of the records the frame holds, if this process still
@@ -47,8 +46,6 @@ redis.call('HINCRBY', KEYS[2], 'entries', dropped)
 redis.call('HSET', KEYS[2], 'lastGap', dropped .. ' routing steps after ' .. ARGV[1] .. ' were dropped from the archive stream before they reached the disk, at ' .. ARGV[2] .. ': the archiver was behind by more than its cap')
 return dropped`;
 
-/** Stream entries read per XRANGE while a frame is gathered. */
-const PAGE_ENTRIES = 100;
 /** How often retention runs and the size on disk is reported. */
 const HOUSEKEEPING_MS = 60_000;
 const DAY_MS = 86_400_000;
@@ -148,7 +145,7 @@ export class Archiver {
   async archiveFrame(): Promise<number> {
     const archived = await this.redis.get(this.keys.archived);
     await this.reportGap(archived);
-    const entries = await this.next(archived ?? '0-0');
+    const entries = await readWholeEntries(this.redis, this.keys.stream, archived ?? '0-0', this.opts.frameRecords);
     if (entries.length === 0) return 0;
     await this.files.append(entries);
     const last = entries.at(-1)!.id;
@@ -160,23 +157,6 @@ export class Archiver {
     }
     if (committed !== 1) throw new ArchiveStoppedError(committed === 0 ? 'the archive lease was lost' : 'the archive files and Redis disagree on what was archived');
     return entries.length;
-  }
-
-  /** Whole entries after `archived`, at least `frameRecords` records when the stream has them. */
-  private async next(archived: string): Promise<FramedEntry[]> {
-    const out: FramedEntry[] = [];
-    let start = rangeStartAfter(archived);
-    while (out.length < this.opts.frameRecords) {
-      const raw = await this.redis.xrangeBuffer(this.keys.stream, start, '+', 'COUNT', PAGE_ENTRIES);
-      if (raw.length === 0) break;
-      const entries = raw.map(([id, fields]): [string, Buffer[]] => [id.toString(), fields]);
-      for (const entry of entries) {
-        if (out.length >= this.opts.frameRecords) break;
-        for (const { id, json } of recordsAfter([entry], archived)) out.push({ id, json });
-      }
-      start = `(${entries.at(-1)![0]}`;
-    }
-    return out;
   }
 
   /** Deletes the days past the retention, and reports what the files hold. */

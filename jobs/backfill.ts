@@ -275,10 +275,8 @@ export class Backfiller {
     const last = entries[read - 1]!.id;
     const stepped = await this.redis.eval(STEP, 3, keys.backfill, keys.history, keys.historyQueued, progress.id, position, last, read, block.length, ...(block.length > 0 ? entryFields(block) : []));
     const reader = this.readers.get(destination.id);
-    if (stepped === 1 && reader && !past) {
-      reader.position = last;
-      reader.pending.unshift(...entries.slice(read));
-    } else this.readers.delete(destination.id);
+    if (stepped === 1 && reader && !past) reader.position = last;
+    else this.readers.delete(destination.id);
     if (stepped === 1 && past) await this.finish(destination, keys, progress);
     return stepped === 1;
   }

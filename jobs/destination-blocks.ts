@@ -66,7 +66,7 @@ export function routedBlocks(step: StepRecords, destinations: readonly Destinati
     const key = JSON.stringify(d.rules);
     const same = byRules.get(key);
     if (same) return same;
-    const rules = cache.get(d.rules);
+    const rules = cache.get(d.rules, key);
     const counts: RuleCounts = { filtered: 0, sampled: 0, errors: 0 };
     const texts: string[] = [];
     values.forEach((record, i) => {

@@ -51,3 +51,48 @@ export class DiscoveryLoop {
       });
   };
 }
+
+/** What a lease supervisor runs under each lease it holds. */
+export interface LeasedRun {
+  stop: AbortController;
+  done: Promise<void>;
+}
+
+/**
+ * What the delivery and archive supervisors share: runs by key, each under a lease, kept in step
+ * with the trackers by a DiscoveryLoop; stopping lets every run finish what it holds.
+ */
+export abstract class LeaseSupervisor<R extends LeasedRun> {
+  protected readonly running = new Map<string, R>();
+  protected stopped = false;
+  private readonly loop: DiscoveryLoop;
+
+  constructor(intervalMs: number, logger: { warn: (fields: object, message: string) => void }, what: string) {
+    this.loop = new DiscoveryLoop(() => this.discover(), intervalMs, (err) => logger.warn({ err: err.message }, `${what} discovery failed`));
+  }
+
+  /** Starts, stops and restarts runs to match the trackers. */
+  protected abstract discover(): Promise<void>;
+
+  start(): void {
+    this.loop.start();
+  }
+
+  /** A tracker changed (src/core/trackers/changes.ts): discover now rather than at the next interval. */
+  wake(): void {
+    this.loop.wake();
+  }
+
+  /** Stops every run: each finishes what it holds (a write, a frame), then releases its lease. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.loop.stop();
+    for (const r of this.running.values()) r.stop.abort(new Error('stopping'));
+    await Promise.all([...this.running.values()].map((r) => r.done));
+  }
+
+  /** The keys of the runs this process holds right now. */
+  leading(): string[] {
+    return [...this.running.keys()];
+  }
+}

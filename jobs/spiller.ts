@@ -4,7 +4,7 @@ import type { Logger } from '../src/core/logger';
 import { sleep } from '../src/core/sleep';
 import type { LeaderLock } from './leader-lock';
 import { compareStreamIds, entryIdOf, nextStreamId, type DeliveryKeys as Keys } from './keys';
-import { rangeStartAfter, recordsAfter, type StreamRecord } from './stream-entries';
+import { readWholeEntries } from './stream-read';
 import { Spool, type SpooledEntry } from './spool';
 import { DestinationStatusStore } from './destination-status';
 import type { StreamCompactor } from './compactor';
@@ -30,9 +30,6 @@ else
 end
 redis.call('HINCRBY', KEYS[4], 'spilledRecords', ARGV[5])
 return 1`;
-
-/** Stream entries read per XRANGE while a frame is gathered. */
-const PAGE_ENTRIES = 100;
 
 export interface SpillOptions {
   /** Records of one destination that may wait in Redis; beyond it the oldest go to disk. */
@@ -154,21 +151,7 @@ export class Spiller {
 
   /** The oldest undelivered records in the stream, whole entries, at least `wanted` if there are. */
   private async oldest(wanted: number): Promise<SpooledEntry[]> {
-    const cursor = (await this.redis.get(this.keys.cursor)) ?? '0-0';
-    const out: StreamRecord[] = [];
-    let start = rangeStartAfter(cursor);
-    while (out.length < wanted) {
-      const raw = await this.redis.xrangeBuffer(this.keys.stream, start, '+', 'COUNT', PAGE_ENTRIES);
-      if (raw.length === 0) break;
-      const entries = raw.map(([id, fields]): [string, Buffer[]] => [id.toString(), fields]);
-      for (const entry of entries) {
-        if (out.length >= wanted) break;
-        out.push(...recordsAfter([entry], cursor));
-      }
-      start = `(${entries[entries.length - 1]![0]}`;
-    }
-    // Whole entries only: a frame never ends inside a block, so the stream keeps no spilled record.
-    return out.map(({ id, json }) => ({ id, json }));
+    return readWholeEntries(this.redis, this.keys.stream, (await this.redis.get(this.keys.cursor)) ?? '0-0', wanted);
   }
 
   /** Tells Redis the frame is on disk; throws SpillStoppedError when Redis does not agree or cannot be asked. */

@@ -18,7 +18,7 @@ import { DestinationSeries } from './destination-series';
 import { partitionDeliveryKeys, type DeliveryKeys, type DestinationRef } from './keys';
 import type { Keyspace } from '../src/core/redis/keyspace';
 import { LeaderLock } from './leader-lock';
-import { DiscoveryLoop } from './discovery-loop';
+import { LeaseSupervisor, type LeasedRun } from './discovery-loop';
 
 export interface SupervisorOptions {
   /** Where each tracker partition's delivery keys live. */
@@ -52,12 +52,11 @@ interface Wanted {
  */
 const fingerprint = (want: Wanted) => JSON.stringify([{ ...want.destination, rules: undefined }, want.partitions]);
 
-interface Running {
+/** A destination partition's run; its key is `tracker/destination`, `tracker/destination/partition` past partition 0. */
+interface Running extends LeasedRun {
   fingerprint: string;
   /** The destination is gone: its disk spool goes with it once the run has stopped. */
   removed?: boolean;
-  stop: AbortController;
-  done: Promise<void>;
 }
 
 /** Longest wait for a writer to close before its lease is released anyway. */
@@ -72,11 +71,7 @@ const refKey = (ref: DestinationRef) => `${ref.trackerId}/${ref.destinationId}${
  * the destination's Redis stream under its cap (jobs/spiller.ts) and, when enabled, a delivery loop
  * delivers it, disk spool first; a compactor keeps the backlog dense while nothing reads it (jobs/compactor.ts).
  */
-export class DeliverySupervisor {
-  private readonly running = new Map<string, Running>();
-  private readonly loop: DiscoveryLoop;
-  private stopped = false;
-
+export class DeliverySupervisor extends LeaseSupervisor<Running> {
   constructor(
     private readonly redis: RedisClient,
     private readonly store: TrackerStore,
@@ -84,32 +79,10 @@ export class DeliverySupervisor {
     private readonly logger: Logger,
     private readonly opts: SupervisorOptions,
   ) {
-    this.loop = new DiscoveryLoop(() => this.discover(), opts.discoverIntervalMs, (err) => this.logger.warn({ err: err.message }, 'destination discovery failed'));
+    super(opts.discoverIntervalMs, logger, 'destination');
   }
 
-  start(): void {
-    this.loop.start();
-  }
-
-  /** A tracker changed (src/core/trackers/changes.ts): discover now rather than at the next interval. */
-  wake(): void {
-    this.loop.wake();
-  }
-
-  /** Stops every loop: each finishes the write in hand or hands its batch back, then releases its lease. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    await this.loop.stop();
-    for (const r of this.running.values()) r.stop.abort(new Error('stopping'));
-    await Promise.all([...this.running.values()].map((r) => r.done));
-  }
-
-  /** Ids (`tracker/destination`, `tracker/destination/partition` past partition 0) of the destinations this process delivers right now. */
-  leading(): string[] {
-    return [...this.running.keys()];
-  }
-
-  private async discover(): Promise<void> {
+  protected async discover(): Promise<void> {
     const wanted = new Map<string, Wanted>();
     for (const tracker of await this.store.list()) {
       for (const destination of tracker.destinations) {

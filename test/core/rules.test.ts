@@ -2,7 +2,8 @@ import { compileRules, type RuleVerdict } from '../../src/core/rules/compile';
 import { compileFilter, isFilterProblem, type CompiledFilter } from '../../src/core/rules/filter';
 import { sampledIn } from '../../src/core/rules/sample';
 import { DestinationRulesSchema, type DestinationRules } from '../../src/core/rules/schema';
-import { flattenProperties } from '../../src/core/rules/shape';
+import { compileShape, type FlattenOptions } from '../../src/core/rules/shape';
+import type { Properties } from '../../src/core/records/types';
 import { describeIssues, DestinationSchema } from '../../src/core/trackers/types';
 import type { TrackedRecord } from '../../src/core/records/types';
 import { event, props, session, user } from '../helpers/record-builders';
@@ -67,6 +68,8 @@ describe('filter', () => {
     expect(compiled).toMatchObject({ column, message: expect.stringMatching(message) });
   });
 });
+
+const flattenProperties = (properties: Properties, flatten: FlattenOptions) => compileShape({ flatten })!(properties);
 
 describe('shape', () => {
   test('flatten joins nested names with _, leaves arrays as they are, and an explicit property wins', () => {

@@ -60,8 +60,8 @@ export class RulesCache {
 
   constructor(private readonly max = 1000) {}
 
-  get(rules: DestinationRules): CompiledRules {
-    const text = JSON.stringify(rules);
+  /** `text`: the rules' JSON, when the caller has it already. */
+  get(rules: DestinationRules, text = JSON.stringify(rules)): CompiledRules {
     let compiled = this.byText.get(text);
     if (!compiled) {
       if (this.byText.size >= this.max) this.byText.clear();
