@@ -14,7 +14,7 @@ import { startWorkerRuntime } from '../jobs/worker-runtime';
 import { loadConfig } from '../src/core/config';
 import { createLogger } from '../src/core/logger';
 import type { TrackedRecord } from '../src/core/records/types';
-import { createApiRuntime } from '../src/boot/api-runtime';
+import { openApiRuntime } from '../src/boot/api-runtime';
 import { generateToken } from '../src/core/trackers/tokens';
 import { TrackerSchema } from '../src/core/trackers/types';
 import { startBigQueryFake, type BigQueryFake } from '../test/fakes/bigquery';
@@ -130,8 +130,7 @@ async function main(): Promise<void> {
  */
 async function serveApi(): Promise<void> {
   const config = loadConfig({ REDIS_PREFIX: process.env.BENCH_PREFIX!, LOG_LEVEL: 'warn' });
-  const runtime = createApiRuntime(config, REDIS_URL, createLogger('warn'));
-  await runtime.ready();
+  const runtime = await openApiRuntime(config, REDIS_URL, createLogger('warn'));
   const token = generateToken();
   await runtime.store.save(TrackerSchema.parse({ id: 'bench', name: 'bench', tokens: [{ token }], destinations: [{ id: 'bq', type: 'bigquery', settings: JSON.parse(process.env.BENCH_SETTINGS!) }] }));
   const server = createServer(runtime.app.callback()).listen(0, '127.0.0.1');

@@ -15,7 +15,7 @@ import { MemoryBudget } from '../core/redis/memory-budget';
 import type { IngestJobData } from '../../jobs/ingest-job';
 import { ingestQueues } from '../../jobs/ingest-queues';
 import { IngestWriter } from '../ingest/ingest-writer';
-import { createRedisClient, pingEveryMaster, targetOf, type RedisLocation } from '../core/redis/cluster';
+import { createRedisClient, pingEveryMaster, targetOf, whenConnected, type RedisLocation } from '../core/redis/cluster';
 import { checkKeyspaceLayout } from '../core/redis/keyspace-layout';
 import { DeliveryAdmin } from '../operator/delivery-admin';
 import { RulesPreviewer } from '../operator/rules-preview';
@@ -54,25 +54,40 @@ export interface ApiRuntime {
   live: LiveFeed;
   /** Each tracker's records per minute, counted in process and sent to Redis every TRAFFIC_FLUSH_MS. */
   traffic: TrafficCounter;
-  /** Resolves once the ingest queues' connection is up. */
-  ready: () => Promise<void>;
   /** Flushes pending writes, then closes the queue and Redis. */
   close: () => Promise<void>;
 }
 
+/** What an API process adds to its configuration. */
+export interface ApiRuntimeOptions {
+  /** Default: a registry of this process's own. */
+  metrics?: Metrics;
+  /** Turns the admin API on. */
+  admin?: AdminOptions;
+  /** What /metrics serves, when not this process's registry alone (cluster mode: src/boot/cluster-metrics.ts). */
+  hostMetrics?: () => Promise<string>;
+}
+
 /**
- * Wires the HTTP edge to Redis. Listening is the caller's business (server.ts, or tests).
- * `hostMetrics`: what /metrics serves, when not this process's registry alone (cluster mode: src/boot/cluster-metrics.ts).
+ * Wires the HTTP edge to Redis, once Redis serves every master (nothing is built on a connection
+ * still opening: see whenConnected) and holds the configured keyspace layout. Listening is the
+ * caller's business (server.ts, or tests).
  */
-export function createApiRuntime(
-  config: Readonly<Config>,
-  redisLocation: RedisLocation,
-  logger: Logger,
-  metrics = createMetrics(),
-  adminOptions?: AdminOptions,
-  hostMetrics?: () => Promise<string>,
-): ApiRuntime {
+export async function openApiRuntime(config: Readonly<Config>, redisLocation: RedisLocation, logger: Logger, options: ApiRuntimeOptions = {}): Promise<ApiRuntime> {
   const redis = createRedisClient(targetOf(redisLocation), 'producer');
+  try {
+    await whenConnected(redis, (pending) => logger.warn({ pending }, 'waiting for Redis before serving'));
+    await checkKeyspaceLayout(redis, config.keyspace);
+  } catch (err) {
+    redis.disconnect();
+    throw err;
+  }
+  const runtime = createApiRuntime(config, redisLocation, redis, logger, options);
+  await Promise.all(runtime.queues.map((q) => q.waitUntilReady()));
+  return runtime;
+}
+
+function createApiRuntime(config: Readonly<Config>, redisLocation: RedisLocation, redis: RedisClient, logger: Logger, { metrics = createMetrics(), admin: adminOptions, hostMetrics }: ApiRuntimeOptions): ApiRuntime {
   const queues = ingestQueues(redis, config.keyspace);
   const queueError = throttledErrorLog(logger, 'ingest queue connection');
   for (const queue of queues) queue.on('error', queueError);
@@ -128,10 +143,6 @@ export function createApiRuntime(
     admin,
     live,
     traffic,
-    ready: async () => {
-      await Promise.all(queues.map((q) => q.waitUntilReady()));
-      await checkKeyspaceLayout(redis, config.keyspace);
-    },
     close: async () => {
       memory.stop();
       changesSubscriber.disconnect();

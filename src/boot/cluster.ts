@@ -9,7 +9,7 @@ import { prepareTrackers, resolveAdminToken } from './host-setup';
 import type { Logger } from '../core/logger';
 import { createMetrics } from '../core/metrics';
 import { createRedisClient } from '../core/redis/cluster';
-import { createApiRuntime } from './api-runtime';
+import { openApiRuntime } from './api-runtime';
 import { exitOnStopSignal } from './stop-signal';
 import { TrackerStore } from '../core/trackers/store';
 
@@ -60,8 +60,7 @@ export async function runClusterChild(config: Readonly<Config>, logger: Logger):
   if ((!config.redisUrl && !config.redisCluster) || !config.adminToken) throw new Error('an API process of cluster mode gets REDIS_URL (or REDIS_CLUSTER_NODES) and ADMIN_TOKEN from its primary');
   const metrics = createMetrics();
   const hostMetrics = createHostMetricsClient(metrics.registry);
-  const api = createApiRuntime(config, { redisUrl: config.redisUrl, redisCluster: config.redisCluster }, logger, metrics, { token: config.adminToken, registry: createDefaultRegistry().loadAll() }, hostMetrics);
-  await api.ready();
+  const api = await openApiRuntime(config, { redisUrl: config.redisUrl, redisCluster: config.redisCluster }, logger, { metrics, admin: { token: config.adminToken, registry: createDefaultRegistry().loadAll() }, hostMetrics });
   const server = await listenApi(api.app, config);
   exitOnStopSignal(logger, config.shutdownTimeoutMs, async () => {
     await server.close();

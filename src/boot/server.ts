@@ -7,7 +7,7 @@ import { loadConfig, type Config } from '../core/config';
 import { openRedisEndpoint } from '../core/redis/endpoint';
 import { prepareTrackers, resolveAdminToken } from './host-setup';
 import { createLogger, type Logger } from '../core/logger';
-import { createApiRuntime, type ApiRuntime } from './api-runtime';
+import { openApiRuntime, type ApiRuntime } from './api-runtime';
 import { exitOnStopSignal } from './stop-signal';
 
 /** `all` (npm start): API and workers in one process. `api` and `worker` run one half each, for scale-out. */
@@ -31,8 +31,7 @@ async function runOneProcess(role: Role, config: Readonly<Config>, logger: Logge
 
   if (role !== 'worker') {
     const token = await resolveAdminToken(config, logger);
-    api = createApiRuntime(config, redis.target, logger, undefined, { token, registry });
-    await api.ready();
+    api = await openApiRuntime(config, redis.target, logger, { admin: { token, registry } });
     await prepareTrackers(api.store, config, registry, logger);
     server = await listenApi(api.app, config);
     logger.info({ url: config.publicUrl }, 'tributary API listening');

@@ -9,7 +9,7 @@ import { createMetrics } from '../../src/core/metrics';
 import { recordTexts, type IngestJobData } from '../../jobs/ingest-job';
 import { parseExactJson } from '../../src/core/records/exact-json';
 import type { TrackedRecord } from '../../src/core/records/types';
-import { createApiRuntime, type AdminOptions, type ApiRuntime } from '../../src/boot/api-runtime';
+import { openApiRuntime, type AdminOptions, type ApiRuntime } from '../../src/boot/api-runtime';
 import { generateToken } from '../../src/core/trackers/tokens';
 import { TrackerSchema, type Tracker } from '../../src/core/trackers/types';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from './redis';
@@ -34,8 +34,7 @@ export async function startTestApi(env: Record<string, string> = {}, trackerFiel
   // A data directory of its own unless the test names one: spools and archives of two tests never meet.
   const ownDataDir = env.DATA_DIR === undefined ? mkdtempSync(path.join(tmpdir(), 'tributary-api-')) : undefined;
   const config = loadConfig({ REDIS_PREFIX: prefix, LOG_LEVEL: 'silent', ...(ownDataDir ? { DATA_DIR: ownDataDir } : {}), ...env });
-  const runtime = createApiRuntime(config, redisUrl, createLogger('silent'), createMetrics(false), admin);
-  await runtime.ready();
+  const runtime = await openApiRuntime(config, redisUrl, createLogger('silent'), { metrics: createMetrics(false), admin });
 
   let n = 0;
   const addTracker = async (fields: Partial<Tracker> = {}) => {

@@ -198,3 +198,45 @@ export async function pingEveryMaster(client: RedisClient): Promise<void> {
   if (masters.length === 0) throw new Error('the cluster client knows no master yet');
   await Promise.all(masters.map((node) => node.ping()));
 }
+
+/** How often `whenConnected` looks again, and how often it says what it still waits for. */
+const CONNECTED_POLL_MS = 25;
+const CONNECTED_REPORT_MS = 10_000;
+
+/**
+ * Resolves once the client can serve commands on every master: one Redis ready, or a cluster
+ * ready with each master's own connection ready. A cluster client says 'ready' once it has read the
+ * slot map, while the connections to the masters may still be opening; a producer (no offline
+ * queue) refuses a command for such a node at once, "Connection is closed.", and BullMQ's first
+ * command (its version check) would leave a queue that never works. A process waits for this
+ * before it builds anything on the client. Waits as long as Redis takes (rejects if the client is
+ * closed meanwhile); `onWait` hears, every 10 s, what is still not connected.
+ */
+export async function whenConnected(client: RedisClient, onWait: (pending: string[]) => void = () => undefined): Promise<void> {
+  let reportAt = Date.now() + CONNECTED_REPORT_MS;
+  for (;;) {
+    // Closed by its owner meanwhile (a shutdown during the start): nothing left to wait for. A cluster
+    // closed while it was reconnecting stays 'disconnecting'.
+    if (client.status === 'end' || client.status === 'disconnecting') throw new Error('the Redis connection was closed before it was up');
+    const pending = notConnected(client);
+    if (pending.length === 0) return;
+    if (Date.now() >= reportAt) {
+      onWait(pending);
+      reportAt = Date.now() + CONNECTED_REPORT_MS;
+    }
+    await new Promise((resolve) => setTimeout(resolve, CONNECTED_POLL_MS));
+  }
+}
+
+/** What keeps `client` from serving every master now, by name; opens master connections not yet asked for. */
+function notConnected(client: RedisClient): string[] {
+  if (!isCluster(client)) return client.status === 'ready' ? [] : [`redis (${client.status})`];
+  if (client.status !== 'ready') return [`cluster (${client.status})`];
+  const masters = client.nodes('master');
+  if (masters.length === 0) return ['cluster (no master known yet)'];
+  return masters.flatMap((node) => {
+    if (node.status === 'ready') return [];
+    if (node.status === 'wait') node.connect().catch(() => undefined);
+    return [`${node.options.host}:${node.options.port} (${node.status})`];
+  });
+}

@@ -7,7 +7,7 @@ import { loadConfig } from '../../../src/core/config';
 import type { LiveEntry } from '../../../src/http/live/live-entry';
 import { createLogger } from '../../../src/core/logger';
 import { createMetrics } from '../../../src/core/metrics';
-import { createApiRuntime, type ApiRuntime } from '../../../src/boot/api-runtime';
+import { openApiRuntime, type ApiRuntime } from '../../../src/boot/api-runtime';
 import { SourceService } from '../../../src/operator/source-service';
 import { startAdminApi, type AdminTestApi } from '../../helpers/admin-api';
 import { TEST_REDIS_URL } from '../../helpers/redis';
@@ -238,8 +238,7 @@ describe('across processes', () => {
   let other: ApiRuntime;
   let otherServer: { server: http.Server; base: string };
   beforeAll(async () => {
-    other = createApiRuntime(loadConfig({ REDIS_PREFIX: api.prefix, LOG_LEVEL: 'silent' }), TEST_REDIS_URL, createLogger('silent'), createMetrics(false));
-    await other.ready();
+    other = await openApiRuntime(loadConfig({ REDIS_PREFIX: api.prefix, LOG_LEVEL: 'silent' }), TEST_REDIS_URL, createLogger('silent'), { metrics: createMetrics(false) });
     otherServer = await listen(other.app.callback());
   });
   afterAll(async () => {
