@@ -15,6 +15,7 @@ import { MemoryBudget } from '../core/redis/memory-budget';
 import type { IngestJobData } from '../../jobs/ingest-job';
 import { ingestQueues } from '../../jobs/ingest-queues';
 import { IngestWriter } from '../ingest/ingest-writer';
+import { ImportLane } from '../../jobs/import-lane';
 import { createRedisClient, pingEveryMaster, targetOf, whenConnected, type RedisLocation } from '../core/redis/cluster';
 import { checkKeyspaceLayout } from '../core/redis/keyspace-layout';
 import { DeliveryAdmin } from '../operator/delivery-admin';
@@ -130,6 +131,8 @@ function createApiRuntime(config: Readonly<Config>, redisLocation: RedisLocation
     traffic,
     deliveryLog,
     hostMetrics,
+    // Imports wait while Redis is past the high watermark, as live ingest is refused there.
+    importSink: new ImportLane(redis, config.keyspace, { memoryFull: () => memory.snapshot().state === 'full' }),
   });
   return {
     app,

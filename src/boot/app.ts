@@ -9,6 +9,8 @@ import { observeFinishedRequests } from '../http/request-observers';
 import { createOpsRouter } from '../http/ops-routes';
 import { createOpenApiRouter } from '../http/openapi/document';
 import { createV3Router } from '../ingest/v3-routes';
+import { createImportRouter } from '../ingest/import-route';
+import type { ImportSink } from '../core/import/importer';
 import { createWebhookRouter } from '../ingest/webhooks/route';
 import type { HistoryRecorder } from '../http/history/history-recorder';
 import type { TrafficCounter } from '../http/traffic/traffic-counter';
@@ -43,6 +45,8 @@ export interface AppDeps {
   traffic?: TrafficCounter;
   /** Keeps the verdicts of each webhook source's last deliveries. */
   deliveryLog?: SourceDeliveryLog;
+  /** The history lane that `POST /v3/import/…` writes to (jobs/import-lane.ts); without it those paths answer 404. */
+  importSink?: ImportSink;
 }
 
 /**
@@ -69,6 +73,11 @@ export function createApp(deps: AppDeps): Koa {
   });
   // The console and its API are same-origin only: no other page may read them with the cookie.
   app.use((ctx, next) => (ctx.path.startsWith('/admin') ? next() : trackerCors(ctx, next)));
+  if (deps.importSink) {
+    const imports = createImportRouter({ ...deps, importSink: deps.importSink });
+    app.use(imports.routes());
+    app.use(imports.allowedMethods());
+  }
   app.use(v3.routes());
   app.use(v3.allowedMethods());
   const webhooks = createWebhookRouter(deps);

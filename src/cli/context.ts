@@ -21,6 +21,8 @@ export class CliError extends Error {
 
 export interface CliContext {
   config: Readonly<Config>;
+  /** The command's own connection, for what the services do not cover (an import's lane). */
+  redis: RedisClient;
   service: TrackerService;
   destinations: DestinationService;
   admin: DeliveryAdmin;
@@ -109,7 +111,7 @@ export async function withContext<T>(fn: (ctx: CliContext) => Promise<T>): Promi
     await checkKeyspaceLayout(redis, config.keyspace).catch((err: unknown) => {
       throw err instanceof KeyspaceLayoutError ? new CliError(err.message) : err;
     });
-    return await fn({ config, service: new TrackerService(store), destinations, admin, preview: new RulesPreviewer({ destinations, redis, keyspace: config.keyspace }), sources: new SourceService(store, undefined, new SourceDeliveryLog(redis, config.redisPrefix)), requests: new RequestHistory(redis, config.redisPrefix) });
+    return await fn({ config, redis, service: new TrackerService(store), destinations, admin, preview: new RulesPreviewer({ destinations, redis, keyspace: config.keyspace }), sources: new SourceService(store, undefined, new SourceDeliveryLog(redis, config.redisPrefix)), requests: new RequestHistory(redis, config.redisPrefix) });
   } finally {
     await redis.quit().catch(() => redis.disconnect());
     await endpoint.stop();

@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { describeFailure } from './failure';
 import { registerDestinationsCommands } from './destinations-command';
 import { registerDlqCommands } from './dlq-command';
+import { registerImportCommand } from './import-command';
 import { registerPrivacyCommands } from './privacy-command';
 import { registerRequestsCommands } from './requests-command';
 import { registerSourcesCommands } from './sources-command';
@@ -31,6 +32,7 @@ async function main(argv: string[]): Promise<void> {
   registerSourcesCommands(program);
   registerPrivacyCommands(program);
   registerRequestsCommands(program);
+  registerImportCommand(program);
   registerDlqCommands(program);
   registerWarehouseCommands(program);
   try {

@@ -1,7 +1,8 @@
 import type { SingleBar } from 'cli-progress';
 
 export interface Progress {
-  update(done: number, total: number): void;
+  /** `values` fill the format's `{name}` placeholders beyond cli-progress's own. */
+  update(done: number, total: number, values?: Record<string, string | number>): void;
   /** Leaves the finished bar on screen; call it whatever happened, before printing anything else. */
   stop(): void;
 }
@@ -11,20 +12,20 @@ export interface Progress {
  * (redirected output and CI logs stay free of control characters) and only when the first step
  * leaves work to do, so a short run prints nothing but its result.
  */
-export function createProgress(label: string, stream: NodeJS.WritableStream & { isTTY?: boolean } = process.stderr): Progress {
+export function createProgress(label: string, stream: NodeJS.WritableStream & { isTTY?: boolean } = process.stderr, format = `${label} [{bar}] {percentage}% | {value}/{total} | ETA {eta_formatted}`): Progress {
   let bar: SingleBar | undefined;
   return {
-    update(done, total) {
+    update(done, total, values) {
       if (!bar) {
         if (stream.isTTY !== true || done >= total) return;
         // Loaded only when a bar is drawn: most commands never draw one.
         const { Presets, SingleBar } = require('cli-progress') as typeof import('cli-progress');
-        bar = new SingleBar({ stream, format: `${label} [{bar}] {percentage}% | {value}/{total} | ETA {eta_formatted}`, etaBuffer: 20 }, Presets.shades_classic);
-        bar.start(total, done);
+        bar = new SingleBar({ stream, format, etaBuffer: 20 }, Presets.shades_classic);
+        bar.start(total, done, values);
         return;
       }
       bar.setTotal(total);
-      bar.update(done);
+      bar.update(done, values);
     },
     stop() {
       bar?.stop();

@@ -15,6 +15,7 @@ import type { Method, Operation, Parameter, Reference } from '../../src/http/ope
 import { createOpsRouter } from '../../src/http/ops-routes';
 import { URL_PARAMETERS } from '../../src/ingest/payload';
 import { createV3Router } from '../../src/ingest/v3-routes';
+import { createImportRouter } from '../../src/ingest/import-route';
 import { createWebhookRouter } from '../../src/ingest/webhooks/route';
 import { useAdminApi } from '../helpers/admin-api';
 
@@ -26,6 +27,7 @@ function routers(): Router[] {
   return [
     createV3Router({ config: loadConfig({}) } as never),
     createWebhookRouter({} as never),
+    createImportRouter({} as never),
     createOpsRouter({} as never),
     createOpenApiRouter(),
     createAdminRouter({ token: 'unused' } as never),

@@ -175,6 +175,22 @@ export const COMPONENTS: OpenApiDocument['components'] = {
       },
       required: ['accepted'],
     },
+    ImportSummary: {
+      type: 'object',
+      description: 'What an import did with its body. With nothing valid in it, the same fields come with a 400 and `error` ERR_NO_VALID_RECORDS.',
+      properties: {
+        read: { type: 'integer', description: 'Lines that were records or should have been.' },
+        imported: { type: 'integer', description: 'Written to the history lane (and the archive).' },
+        failed: { type: 'integer', description: 'Lines refused.' },
+        duplicates: { type: 'integer', description: 'Records repeating an `_id` met just before in the body: kept once.' },
+        errors: {
+          type: 'array',
+          description: 'The first 100 refused lines, in order.',
+          items: { type: 'object', required: ['line', 'code', 'message'], properties: { line: { type: 'integer' }, code: { $ref: '#/components/schemas/ErrorCode' }, message: { type: 'string' }, field: { type: 'string' } } },
+        },
+      },
+      required: ['read', 'imported', 'failed', 'duplicates', 'errors'],
+    },
     Tracker: { ...open, description: 'A tracker: id, name, tokens, timeZone, corsOrigins, rateLimit, captureContext, dedupWindowHours, partitions, invalidUnicode, destinations, sources, createdAt.' },
     TrackerInput: { ...open, description: 'name, id?, timeZone?, corsOrigins?, rateLimit?, captureContext?, dedupWindowHours?, partitions? (grows, never shrinks), invalidUnicode? (unknown keys are refused by name).' },
     IntegrationView: { ...open, description: 'Every endpoint URL with the token filled in, and a curl command for each form.' },

@@ -93,6 +93,34 @@ export const V3_PATHS: Record<string, PathItem> = {
       [`/v3/${kind}/tracker.js`, fixedOps(kind, 'js')],
     ]),
   ),
+  '/v3/import/{kind}': {
+    parameters: [{ name: 'kind', in: 'path', required: true, description: 'What the records are.', schema: { type: 'string', enum: ['event', 'user', 'session'] } }],
+    post: {
+      operationId: 'importRecords',
+      summary: 'Import past records (a file, or a piece of one): checked as the v3 endpoints check them, archived, and sent to every destination in the history lane, which yields to live records.',
+      description:
+        'The body streams as it arrives (gzip undone), so its size is not limited as a record request’s is. A record without `_id` gets one made from the tracker, the kind, its line number and its text: sending the same body again, with the same `first_line`, stores nothing twice. `_event_at` is kept as given (years back); `_received_at` in the body is ignored. A refused line is reported by its number and the import goes on. The answer comes once every record is in the lane, which waits for delivery when it is full: send a big file in pieces of about 100 000 lines.',
+      tags: ['v3'],
+      security: [{ trackerHeader: [] }, { trackerQuery: [] }],
+      parameters: [
+        ref('parameters/token'),
+        { name: 'first_line', in: 'query', required: false, description: 'The number of the body’s first line in its file (default 1): a file sent in pieces keeps its lines’ numbers, so their `_id`s.', schema: { type: 'integer', minimum: 1 } },
+        ref('parameters/contentEncoding'),
+      ],
+      requestBody: {
+        required: true,
+        content: {
+          'application/x-ndjson': { schema: { type: 'string', description: 'One JSON object a line (also application/jsonl, text/plain, or no Content-Type).' } },
+          'text/csv': { schema: { type: 'string', description: 'A header row naming the fields, then one record a row. Plain decimal numbers (without a leading zero) become numbers, true/false booleans, an empty cell no property.' } },
+          'application/json': { schema: { type: 'array', items: { type: 'object', additionalProperties: true }, description: 'One array of records, read whole (up to 256 MiB).' } },
+        },
+      },
+      responses: {
+        '200': { description: 'Every valid record is in the history lane.', content: { 'application/json': { schema: ref('schemas/ImportSummary') } } },
+        ...errors('V3BadRequest', 'V3Unauthorized', 'UnsupportedMediaType', 'Unavailable', ...SERVER_ERRORS),
+      },
+    },
+  },
   '/v3/webhooks/{tracker}/{source}': {
     parameters: [
       { name: 'tracker', in: 'path', required: true, description: 'The tracker id.', schema: { type: 'string' } },
