@@ -4,8 +4,8 @@ import { ApiError } from '../core/errors';
 import { importRecords, importRefusal, type ImportSink } from '../core/import/importer';
 import { ImportInputError, readImport, type ImportFormat } from '../core/import/reader';
 import { RECORD_KINDS, type RecordKind } from '../core/records/types';
-import type { Tracker } from '../core/trackers/types';
 import type { IngestContext } from './ingest-context';
+import { resolveTracker } from './ingest-route';
 import type { TrackerResolver } from './resolver';
 
 /**
@@ -53,18 +53,6 @@ function firstLine(value: string | null): number {
   return n;
 }
 
-async function trackerOf(deps: ImportRouteDeps, token: string | undefined): Promise<Tracker> {
-  if (token === undefined) throw new ApiError('ERR_MISSING_TOKEN', 'No tracker token: send Authorization: Tracker <token>, or _token in the query.');
-  let tracker: Tracker | undefined;
-  try {
-    tracker = await deps.resolver.resolve(token);
-  } catch (err) {
-    throw new ApiError('ERR_QUEUE_UNAVAILABLE', `Trackers cannot be read: ${(err as Error).message}`, undefined, { 'Retry-After': String(deps.config.retryAfterSeconds) });
-  }
-  if (!tracker) throw new ApiError('ERR_INVALID_TOKEN');
-  return tracker;
-}
-
 export function createImportRouter(deps: ImportRouteDeps): Router {
   const router = new Router({ prefix: '/v3/import' });
   router.post('/:kind', async (ctx: IngestContext) => {
@@ -73,7 +61,7 @@ export function createImportRouter(deps: ImportRouteDeps): Router {
     const query = new URLSearchParams(ctx.querystring);
     const token = TOKEN_IN_HEADER.exec(ctx.get('authorization'))?.[1] ?? query.get('_token') ?? undefined;
     ctx.state.presentedToken = token;
-    const tracker = await trackerOf(deps, token);
+    const tracker = await resolveTracker(deps, token);
     ctx.state.trackerId = tracker.id;
     const refusal = importRefusal(tracker);
     if (refusal) throw new ApiError('ERR_INVALID_PAYLOAD', refusal);

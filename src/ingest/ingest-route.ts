@@ -41,7 +41,8 @@ function originAllowed(tracker: Tracker, origin: string | undefined): boolean {
   return tracker.corsOrigins.includes('*') || tracker.corsOrigins.includes(origin);
 }
 
-async function resolveTracker(deps: IngestDeps, token: string | undefined): Promise<Tracker> {
+/** The tracker a token names: 401 without one or for an unknown one, 503 when trackers cannot be read. */
+export async function resolveTracker(deps: Pick<IngestDeps, 'resolver' | 'config'>, token: string | undefined): Promise<Tracker> {
   if (token === undefined) throw new ApiError('ERR_MISSING_TOKEN');
   let tracker: Tracker | undefined;
   try {
