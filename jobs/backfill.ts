@@ -9,7 +9,8 @@ import type { Destination, Tracker } from '../src/core/trackers/types';
 import type { ArchiveFiles } from './archive-files';
 import { routedBlocks } from './destination-blocks';
 import type { FramedEntry } from './frames';
-import { compareStreamIds, partitionDeliveryKeys, streamIdTime, type DeliveryKeys } from './keys';
+import { archiveKeys, compareStreamIds, partitionDeliveryKeys, streamIdTime, type DeliveryKeys } from './keys';
+import { appendMergedStates } from './backfill-upserts';
 import { entryFields } from './stream-entries';
 
 /**
@@ -20,7 +21,9 @@ import { entryFields } from './stream-entries';
  * archive (jobs/archiver.ts), which saves its position with each chunk in the same atomic step: a
  * worker killed mid-backfill leaves it where the last chunk ended, and the next holder goes on from
  * there. Events are written as re-sends, so that a destination that has some of them (a later
- * backfill of the same days, live records since it was added) keeps one of each.
+ * backfill of the same days, live records since it was added) keeps one of each. Users and
+ * sessions go first, each key once as its merged state, in order with its live updates
+ * (jobs/backfill-upserts.ts).
  */
 
 export const BACKFILL_RESOURCES = ['events', 'users', 'sessions'] as const;
@@ -46,6 +49,8 @@ export interface BackfillProgress {
   readThrough: number | null;
   /** Of those, sent to the destination's history lane (the others: outside the range or the resources, or kept out by its rules). */
   queued: number;
+  /** Users and sessions sent as their merged state (jobs/backfill-upserts.ts). */
+  states: number;
 }
 
 /** Records moved per step: one read of the archive, one Redis call. */
@@ -106,6 +111,7 @@ export function readProgress(hash: Record<string, string>): BackfillProgress | u
     read: Number(hash.read ?? 0),
     readThrough: hash.position ? streamIdTime(hash.position) : null,
     queued: Number(hash.queued ?? 0),
+    states: Number(hash.upserts ?? 0),
   };
 }
 
@@ -114,11 +120,6 @@ export function readProgress(hash: Record<string, string>): BackfillProgress | u
  * running backfill must be waited for or cancelled first. Returns its id.
  */
 export async function startBackfill(redis: RedisClient, keyspace: Keyspace, tracker: Tracker, destinationId: string, range: { since: Date; until: Date; resources: readonly BackfillResource[] }): Promise<string> {
-  const upserts = range.resources.filter((r) => r !== 'events');
-  if (upserts.length > 0) {
-    // Their history must reach a destination in order with its live updates, as one merged state a key; until that lands, they are refused rather than sent out of order.
-    throw new BackfillError(`backfilling ${upserts.join(' and ')} is not available yet: only events (their merged state must reach the destination in order with live updates)`);
-  }
   if (!(range.since < range.until)) throw new BackfillError(`the range is empty: --since ${range.since.toISOString()} is not before --until ${range.until.toISOString()}`);
   if (tracker.archiveDays <= 0) throw new BackfillError(`tracker ${tracker.id} keeps no archive (archiveDays 0): there is no history to send`);
   const keys = partitionKeys(keyspace, tracker, destinationId);
@@ -127,7 +128,7 @@ export async function startBackfill(redis: RedisClient, keyspace: Keyspace, trac
     if (running?.state === 'running') throw new BackfillError(`a backfill of ${destinationId} is under way (${running.since} to ${running.until}, ${running.read} records read): wait for it, or cancel it first`);
   }
   const id = randomUUID();
-  const fields = { id, state: 'running', since: range.since.toISOString(), until: range.until.toISOString(), resources: range.resources.join(','), startedAt: new Date().toISOString(), finishedAt: '', position: '', read: '0', queued: '0' };
+  const fields = { id, state: 'running', since: range.since.toISOString(), until: range.until.toISOString(), resources: range.resources.join(','), startedAt: new Date().toISOString(), finishedAt: '', position: '', read: '0', queued: '0', upserts: '0' };
   for (const k of keys) {
     await redis.del(k.backfill);
     await redis.hset(k.backfill, fields);
@@ -164,6 +165,7 @@ export async function backfillProgress(redis: RedisClient, keyspace: Keyspace, t
     // The partition furthest behind says how far the backfill has come.
     readThrough: all.some((p) => p.readThrough === null) ? null : Math.min(...all.map((p) => p.readThrough!)),
     queued: all.reduce((n, p) => n + p.queued, 0),
+    states: all.reduce((n, p) => n + p.states, 0),
     waiting: parts.reduce((n, p) => n + p.waiting, 0),
   };
 }
@@ -209,6 +211,20 @@ export class Backfiller {
         this.readers.delete(destination.id);
         continue;
       }
+      const upserts = progress.resources.filter((r) => r !== 'events');
+      if (upserts.length > 0 && hash.upsertsDone !== '1') {
+        // Users and sessions first, as merged states in the live stream; then the events' chunks.
+        const states = await appendMergedStates(this.redis, this.files, archiveKeys(this.keyspace.prefixOf(this.ref), this.ref.trackerId, this.ref.partition), destination, keys, this.rules, {
+          backfillId: progress.id,
+          since: Date.parse(progress.since),
+          kinds: new Set(upserts.map((r) => KIND_OF[r])),
+        }, `${Math.max(0, Date.parse(progress.since) - SKEW_MS)}-0`);
+        if (states !== undefined) this.logger.info({ destinationId: destination.id, states }, 'backfill: users and sessions queued as their merged state');
+        if (states !== undefined && !progress.resources.includes('events')) await this.finish(destination, keys, progress);
+        moved = moved || states !== undefined;
+        continue;
+      }
+      if (!progress.resources.includes('events')) continue;
       if (Number((await this.redis.get(keys.historyQueued)) ?? 0) >= HISTORY_CAP_RECORDS) continue;
       moved = (await this.chunk(destination, keys, progress, hash.position ?? '')) || moved;
     }
@@ -247,7 +263,8 @@ export class Backfiller {
   private async chunk(destination: Destination, keys: DeliveryKeys, progress: BackfillProgress, position: string): Promise<boolean> {
     const since = Date.parse(progress.since);
     const until = Date.parse(progress.until);
-    const kinds = new Set(progress.resources.map((r) => KIND_OF[r]));
+    // Users and sessions went as merged states (appendMergedStates): the chunks carry events.
+    const kinds = new Set<TrackedRecord['kind']>(['event']);
     const entries = await this.next(destination.id, progress, position);
     if (entries.length === 0) {
       // Everything archived is read: done once nothing of the range can still come (accepted, not yet routed or archived).

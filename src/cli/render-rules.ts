@@ -71,5 +71,5 @@ export function renderPreview(p: RulesPreview): string {
 export function renderBackfill(destinationId: string, b: BackfillView): string {
   const state = b.state === 'running' ? 'under way' : b.state === 'cancelled' ? `cancelled at ${b.finishedAt}` : `read at ${b.finishedAt}`;
   const lane = b.waiting > 0 ? `; ${b.waiting} still in its lane, delivered while nothing live waits` : '; all delivered';
-  return `Backfill of ${destinationId} (${b.resources.join(', ')} received ${b.since} to ${b.until}) ${state}: ${b.read} archived records read, ${b.queued} sent through its rules${lane}.`;
+  return `Backfill of ${destinationId} (${b.resources.join(', ')} received ${b.since} to ${b.until}) ${state}: ${b.read} archived records read, ${b.queued} sent through its rules${b.states > 0 ? `, ${b.states} users and sessions as they are now` : ''}${lane}.`;
 }

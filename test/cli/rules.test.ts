@@ -122,7 +122,7 @@ test('backfill starts in the workers and returns with --detach; show tells it; -
   expect(await cli.ok(['destinations', 'show', 'hist', 'bq'])).toContain('Backfill of bq (events received 2026-11-01T00:00:00.000Z to 2026-11-02T12:00:00.000Z) under way: 0 archived records read');
   expect(await cli.fails(['destinations', 'backfill', 'hist', 'bq', '--detach'])).toContain('a backfill of bq is under way');
   expect(await cli.ok(['destinations', 'backfill', 'hist', 'bq', '--cancel'])).toContain('Backfill of bq cancelled');
-  expect(await cli.fails(['destinations', 'backfill', 'hist', 'bq', '--resources', 'users'])).toContain('backfilling users is not available yet');
+  expect(await cli.fails(['destinations', 'backfill', 'hist', 'bq', '--resources', 'users,pets'])).toContain('expected events, users, sessions');
   expect(await cli.fails(['destinations', 'backfill', 'hist', 'bq', '--since', 'yesterday'])).toContain('expected a date or time');
   expect(await cli.fails(['destinations', 'backfill', 'hist', 'ghost'])).toContain('Tracker hist has no destination ghost');
 });

@@ -95,9 +95,11 @@ browserSuite('rules e2e')('destination rules in the console', () => {
 
   test('a backfill is started, followed and cancelled from the destination page', async () => {
     const card = page.getByTestId('backfill-card');
+    await card.getByLabel('Users and sessions too').check();
     await card.getByRole('button', { name: 'Start backfill' }).click();
     await card.getByText('Backfill started').waitFor();
     await waitFor(async () => (await card.getByTestId('backfill-progress').textContent())?.startsWith('Under way'), { message: 'the backfill under way on the page' });
+    expect(await card.getByTestId('backfill-progress').textContent()).toContain('(events, users, sessions received');
     await card.getByRole('button', { name: 'Cancel backfill' }).click();
     await card.getByText('Backfill cancelled').waitFor();
     await waitFor(async () => (await card.getByTestId('backfill-progress').textContent())?.startsWith('Cancelled'), { message: 'the cancelled backfill on the page' });

@@ -122,8 +122,45 @@ test('a second backfill into BigQuery, long past its insertId window, doubles no
   expect(await count()).toEqual({ n: sent, ids: sent });
 });
 
-test('refused: users and sessions (not yet), an empty range, a second backfill while one runs', async () => {
-  await expect(admin.startBackfill(api.tracker.id, 'wh', { since: new Date(0), until: new Date(), resources: ['events', 'users'] })).rejects.toThrow(/backfilling users is not available yet/);
+test('users and sessions: a destination added later gets each as it is now, merged from its updates, in order with the live updates sent meanwhile', async () => {
+  const since = new Date(Date.now() - 60_000);
+  const update = async (step: number) => {
+    const users = Array.from({ length: 10 }, (_, u) => ({ _uid: `m${u}`, plan: `p${step}`, [`seen_${step}`]: true, ...(step === 3 ? { coupon: 'X' } : step === 4 ? { coupon: null } : {}) }));
+    expect((await api.http.post('/v3/user').set('Authorization', `Tracker ${api.token}`).send(users)).status).toBe(202);
+  };
+  for (let step = 0; step < 5; step++) await update(step);
+  expect((await api.http.post('/v3/session').set('Authorization', `Tracker ${api.token}`).send([{ _sid: 's1', _uid: 'm1', landing: '/a' }, { _sid: 's1', pages: 3 }])).status).toBe(202);
+  await waitFor(async () => (await rows(`${api.tracker.id}.duckdb`, "SELECT plan FROM users WHERE _uid = 'm9'"))?.[0]?.[0] === 'p4', { timeoutMs: 30_000, message: 'the first updates in wh' });
+
+  await destinations.add(api.tracker.id, { type: 'local', id: 'people', settings: { path: 'warehouse/people.duckdb' } });
+  // Live updates go on while the backfill runs: the last one must win everywhere.
+  const live = (async () => {
+    for (let step = 5; step < 10; step++) {
+      await update(step);
+      await new Promise((r) => setTimeout(r, 30));
+    }
+  })();
+  await admin.startBackfill(api.tracker.id, 'people', { since, until: new Date(), resources: ['users', 'sessions'] });
+  await live;
+  const view = await finished('people');
+  expect(view.states).toBeGreaterThanOrEqual(11);
+
+  const people = await waitFor(async () => {
+    const r = await rows('people.duckdb', "SELECT count(*)::INT, count(*) FILTER (WHERE plan = 'p9')::INT, count(*) FILTER (WHERE seen_0 AND seen_4 AND seen_9)::INT, count(*) FILTER (WHERE _properties->>'coupon' IS NOT NULL)::INT FROM users WHERE _uid LIKE 'm%'");
+    return r?.[0]?.[1] === 10 ? r[0] : undefined;
+  }, { timeoutMs: 30_000, message: 'every user at its last update in people' }).catch(async (err: unknown) => {
+    throw new Error(`${(err as Error).message}; people holds ${JSON.stringify(await rows('people.duckdb', "SELECT _uid, plan FROM users ORDER BY _uid"))}`);
+  });
+  expect(people).toEqual([10, 10, 10, 0]);
+  // The session as the destination that had it live holds it.
+  const session = "SELECT _uid, landing, pages::VARCHAR FROM sessions WHERE _sid = 's1'";
+  expect(await rows('people.duckdb', session)).toEqual([['m1', '/a', '3']]);
+  expect(await rows(`${api.tracker.id}.duckdb`, session)).toEqual([['m1', '/a', '3']]);
+  // No event went: only users and sessions were asked for.
+  expect(await rows('people.duckdb', 'SELECT count(*)::INT FROM events')).toEqual([[0]]);
+});
+
+test('refused: an empty range, a second backfill while one runs', async () => {
   await expect(admin.startBackfill(api.tracker.id, 'wh', { since: new Date(), until: new Date(0), resources: ['events'] })).rejects.toThrow(/the range is empty/);
   await admin.startBackfill(api.tracker.id, 'wh', { since: new Date(Date.now() - 1000), until: new Date(Date.now() + 60_000), resources: ['events'] });
   await expect(admin.startBackfill(api.tracker.id, 'wh', { since: new Date(0), until: new Date(), resources: ['events'] })).rejects.toBeInstanceOf(DeliveryAdminError);

@@ -122,7 +122,7 @@ export const api = {
     add: (id: string, input: { type: string; id?: string; settings: Record<string, unknown>; enabled: boolean }) => call<Destination>('POST', `${tracker(id)}/destinations`, input),
     update: (id: string, dest: string, input: { settings?: Record<string, unknown>; enabled?: boolean; rules?: DestinationRules | null }) => call<Destination>('PATCH', destination(id, dest), input),
     /** Sends the archived records of a range to the destination again, through its rules. */
-    backfill: (id: string, dest: string, input: { since?: string; until?: string }) => call<Backfill>('POST', `${destination(id, dest)}/backfill`, input),
+    backfill: (id: string, dest: string, input: { since?: string; until?: string; resources?: string[] }) => call<Backfill>('POST', `${destination(id, dest)}/backfill`, input),
     cancelBackfill: (id: string, dest: string) => call<{ cancelled: boolean }>('DELETE', `${destination(id, dest)}/backfill`),
     /** What rules (a destination's saved ones, or `rules` to try) make of the tracker's last records. */
     preview: (id: string, input: { destination?: string; rules?: DestinationRules; limit?: number }) => call<RulesPreview>('POST', `${tracker(id)}/rules/preview`, input),

@@ -22,6 +22,7 @@ const dayStart = (day: string) => (day ? new Date(`${day}T00:00:00Z`).toISOStrin
 export function BackfillCard({ trackerId, destination, onChanged }: { trackerId: string; destination: DestinationView; onChanged: () => void }) {
   const [since, setSince] = useState('');
   const [until, setUntil] = useState('');
+  const [upserts, setUpserts] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [status, setStatus] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -46,17 +47,18 @@ export function BackfillCard({ trackerId, destination, onChanged }: { trackerId:
   const start = (e: Event) => {
     e.preventDefault();
     const untilIso = until ? new Date(Date.parse(`${until}T00:00:00Z`) + 86_400_000).toISOString() : undefined;
-    void run(() => api.destinations.backfill(trackerId, destination.id, { since: dayStart(since), until: untilIso }), 'Backfill started: it runs in the workers; this page follows it.');
+    void run(() => api.destinations.backfill(trackerId, destination.id, { since: dayStart(since), until: untilIso, resources: upserts ? ['events', 'users', 'sessions'] : ['events'] }), 'Backfill started: it runs in the workers; this page follows it.');
   };
 
   return (
     <section class="card" aria-labelledby="backfill-heading" data-testid="backfill-card">
       <h2 id="backfill-heading">Backfill</h2>
-      <p class="hint">Sends the events kept in the tracker's archive to {destination.id} again, through its rules as they are now, in a lane that yields to live records. Events already there are not doubled.</p>
+      <p class="hint">Sends the events kept in the tracker's archive to {destination.id} again, through its rules as they are now, in a lane that yields to live records. Events already there are not doubled; users and sessions, when asked for, go as they are now.</p>
       {b && (
         <p role="status" data-testid="backfill-progress">
           {b.state === 'running' ? `Under way, ${Math.round(share(b) * 100)} % of the range read` : b.state === 'cancelled' ? `Cancelled at ${formatTime(b.finishedAt ?? '')}` : `Read at ${formatTime(b.finishedAt ?? '')}`}: {formatCount(b.read)} archived records read, {formatCount(b.queued)} sent through its rules
-          {b.waiting > 0 ? `, ${formatCount(b.waiting)} still in its lane` : ', all delivered'} (received {formatTime(b.since)} to {formatTime(b.until)}).
+          {b.states > 0 ? `, ${formatCount(b.states)} users and sessions as they are now` : ''}
+          {b.waiting > 0 ? `, ${formatCount(b.waiting)} still in its lane` : ', all delivered'} ({b.resources.join(', ')} received {formatTime(b.since)} to {formatTime(b.until)}).
         </p>
       )}
       <form onSubmit={start} noValidate aria-label={`Backfill ${destination.id}`}>
@@ -68,6 +70,9 @@ export function BackfillCard({ trackerId, destination, onChanged }: { trackerId:
             {(p) => <input {...p} type="date" value={until} onInput={(e) => setUntil(e.currentTarget.value)} />}
           </Field>
         </div>
+        <Field inline label="Users and sessions too" hint="Each as it is now, merged from its updates since the start day, in order with its live updates.">
+          {(p) => <input {...p} type="checkbox" checked={upserts} onChange={(e) => setUpserts(e.currentTarget.checked)} />}
+        </Field>
         <Alert message={error} />
         <div class="actions">
           <button class="button" type="submit" disabled={busy || running}>

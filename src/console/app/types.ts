@@ -174,6 +174,8 @@ export interface Backfill {
   read: number;
   readThrough: number | null;
   queued: number;
+  /** Users and sessions sent as their merged state. */
+  states: number;
   /** Records its history lane still holds. */
   waiting: number;
 }
