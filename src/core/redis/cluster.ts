@@ -216,8 +216,9 @@ export async function whenConnected(client: RedisClient, onWait: (pending: strin
   let reportAt = Date.now() + CONNECTED_REPORT_MS;
   for (;;) {
     // Closed by its owner meanwhile (a shutdown during the start): nothing left to wait for. A cluster
-    // closed while it was reconnecting stays 'disconnecting'.
-    if (client.status === 'end' || client.status === 'disconnecting') throw new Error('the Redis connection was closed before it was up');
+    // closed while it was reconnecting stays 'disconnecting'; one that disconnects to reconnect (its
+    // ready check met a node saying cluster_state:fail) is 'disconnecting' too, and not closed.
+    if (client.status === 'end' || (client.status === 'disconnecting' && closedByOwner(client))) throw new Error('the Redis connection was closed before it was up');
     const pending = notConnected(client);
     if (pending.length === 0) return;
     if (Date.now() >= reportAt) {
@@ -226,6 +227,11 @@ export async function whenConnected(client: RedisClient, onWait: (pending: strin
     }
     await new Promise((resolve) => setTimeout(resolve, CONNECTED_POLL_MS));
   }
+}
+
+/** ioredis marks a client its owner closed (`disconnect()`, `quit()`), as against one that reconnects. */
+function closedByOwner(client: RedisClient): boolean {
+  return (client as unknown as { manuallyClosing?: boolean }).manuallyClosing === true;
 }
 
 /** What keeps `client` from serving every master now, by name; opens master connections not yet asked for. */
