@@ -75,7 +75,7 @@ let logger: Logger | undefined;
  * alone should not pay. stdout carries the command's output, so connector logs go to stderr, and
  * only warnings and worse.
  */
-function connectorLogger(): Logger {
+export function connectorLogger(): Logger {
   if (!logger) {
     const pino = require('pino') as typeof import('pino');
     const { createLogger } = require('../core/logger') as typeof import('../core/logger');

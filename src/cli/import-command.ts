@@ -4,7 +4,8 @@ import { ImportLane } from '../../jobs/import-lane';
 import { importRecords, importRefusal, type ImportLineError, type ImportSummary } from '../core/import/importer';
 import { formatOfName, IMPORT_FORMATS, ImportInputError, readImport, type ImportFormat } from '../core/import/reader';
 import type { RecordKind } from '../core/records/types';
-import { CliError, withContext } from './context';
+import { MemoryBudget } from '../core/redis/memory-budget';
+import { CliError, connectorLogger, withContext } from './context';
 import { createProgress } from './progress';
 import { json } from './render';
 
@@ -78,7 +79,9 @@ export function registerImportCommand(program: Command): void {
           }
           return { file, format: chosen, gzip: named.gzip, size };
         });
-        const lane = new ImportLane(redis, config.keyspace);
+        // As live ingest is refused past Redis's high watermark, an import waits there.
+        const memory = new MemoryBudget(redis, connectorLogger(), config.memory).start();
+        const lane = new ImportLane(redis, config.keyspace, { memoryFull: () => memory.snapshot().state === 'full' });
         const totalBytes = plan.reduce((n, p) => n + p.size, 0);
         // Bytes of the files read say how far it is; records a second say how fast.
         const progress = createProgress(`import ${trackerId}`, process.stderr, `import ${trackerId} [{bar}] {percentage}% | {records} records, {rate}/s | ETA {eta_formatted}`);
@@ -109,6 +112,7 @@ export function registerImportCommand(program: Command): void {
           }
         } finally {
           progress.stop();
+          memory.stop();
         }
         print(flags.json ? json(summaries) : summaries.map(renderSummary).join('\n'));
         if (summaries.every((s) => s.imported === 0) && summaries.some((s) => s.failed > 0)) process.exitCode = 1;
