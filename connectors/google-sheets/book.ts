@@ -12,12 +12,18 @@ export class Book {
   readonly tabs = new Map<string, TabState>();
   /** The highest capacity warning logged (0, 0.8, 0.9). */
   warnedAt = 0;
+  /** Events tabs check each flush against all their ids (TabState.wantIds): a re-send came. */
+  wantIds = false;
 
   constructor(readonly id: string) {}
 
   state(title: string, kind: RecordKind): TabState {
     let s = this.tabs.get(title.toLowerCase());
-    if (!s) this.tabs.set(title.toLowerCase(), (s = newTabState(kind)));
+    if (!s) {
+      s = newTabState(kind);
+      s.wantIds = kind === 'event' && this.wantIds;
+      this.tabs.set(title.toLowerCase(), s);
+    }
     return s;
   }
 }

@@ -33,8 +33,11 @@ export { CELL_CHARACTER_LIMIT, TRUNCATION_MARKER } from './values';
  * ## Events: exactly once
  * Appended with values.append (INSERT_ROWS), one row each. When a flush fails after appending may
  * have begun (timeout, lost response, 5xx), the next attempt reads the `_id` column below the last
- * row it knew and skips the events found there; after a restart, and for a batch the delivery
- * plumbing re-sends (`resend`), it reads the last 11 000 rows.
+ * row it knew and skips the events found there; after a restart it reads the last 11 000 rows.
+ * From the first batch the delivery plumbing re-sends (`resend`: history from a backfill or an
+ * import, or a batch written again after a restart) it reads every `_id` of the tab once and keeps
+ * them, with what it appends, checking each later batch against them and the rows past the last
+ * known one: history from anywhere in the tab's past is not doubled.
  *
  * ## Users and sessions: merge
  * An in-memory index key → row, built from the key column the first time and checked before each

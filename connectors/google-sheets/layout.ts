@@ -26,9 +26,17 @@ export interface TabState {
   checkFrom: number | undefined;
   /** Users and sessions: key → row. */
   index: Map<string, number> | undefined;
+  /**
+   * Events, once a re-send came (history: a backfill, an import): every `_id` in the tab through
+   * `endRow`, read whole once, then kept up with what this writer appends and what the rows after
+   * `endRow` hold. A re-send of records older than the tab's last rows is checked against all of it.
+   */
+  ids: Set<string> | undefined;
+  /** Events: a re-send asked for `ids`; every flush of this tab checks against them from then on. */
+  wantIds: boolean;
 }
 
-export const newTabState = (kind: RecordKind): TabState => ({ kind, header: undefined, endRow: undefined, checkFrom: undefined, index: undefined });
+export const newTabState = (kind: RecordKind): TabState => ({ kind, header: undefined, endRow: undefined, checkFrom: undefined, index: undefined, ids: undefined, wantIds: false });
 
 /** The spreadsheet's tabs; names compare case-insensitively, as in Sheets. */
 export class Layout {

@@ -78,6 +78,27 @@ function probes(view: TabView, header: readonly string[], reading: TabReading, t
   if (state.kind === 'event') {
     const ids = new Set(view.keys);
     const onKey = (key: string) => void (ids.has(key) && reading.found.add(key));
+    if (state.wantIds) {
+      // A re-send: every id of the tab, read whole once, then the rows past the last known.
+      if (rebuild || state.ids === undefined) {
+        const all = new Set<string>();
+        tail(2, (key) => {
+          all.add(key);
+          onKey(key);
+        }, () => {
+          state.ids = all;
+          state.endRow ??= 1;
+        });
+        return out;
+      }
+      const known = state.ids;
+      for (const key of view.keys) if (known.has(key)) reading.found.add(key);
+      tail((state.endRow ?? 1) + 1, (key) => {
+        known.add(key);
+        onKey(key);
+      });
+      return out;
+    }
     if (state.endRow === undefined) tail(grid.rowCount - tailRows + 1, onKey, () => (state.endRow ??= col === undefined ? grid.rowCount : 1));
     else if (state.checkFrom !== undefined) tail(state.checkFrom + 1, onKey);
     return out;

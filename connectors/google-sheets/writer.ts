@@ -42,6 +42,8 @@ export class SheetsWriter implements DestinationWriter {
   /** The spreadsheet of the request in progress, for error messages. */
   private current: string | undefined;
   private closed = false;
+  /** A re-send came: events tabs keep all their ids from then on (TabState.wantIds). */
+  private wantIds = false;
 
   constructor(
     private readonly ctx: DestinationContext<GoogleSheetsSettings>,
@@ -58,9 +60,17 @@ export class SheetsWriter implements DestinationWriter {
     this.guard(signal);
     if (records.length === 0) return [];
     const part = partition(records, this.settings);
-    // Some events may be in the sheet from an attempt whose success this writer saw (moving the
-    // delivery cursor failed after it): look at the tabs' ends again, as a writer that just opened does.
-    if (options?.resend) for (const book of this.books.values()) for (const s of book.tabs.values()) if (s.kind === 'event') s.endRow = undefined;
+    // A re-send may hold events from anywhere in the tab's past (a backfill, an import run again, or
+    // an attempt whose success this writer saw before moving the cursor failed): from now on every
+    // flush checks its ids against all of the tab's, read whole once (reads.ts). Tabs this writer
+    // has not opened yet learn it as they are opened (wantIds on the writer).
+    if (options?.resend) {
+      this.wantIds = true;
+      for (const book of this.books.values()) {
+        book.wantIds = true;
+        for (const s of book.tabs.values()) if (s.kind === 'event') s.wantIds = true;
+      }
+    }
     const targets: Target[] = [...part.events].map(([title, list]): Target => ({ kind: 'event', title, records: list }));
     if (part.users.length > 0) targets.push({ kind: 'user', title: this.settings.tabs.users, changes: part.users });
     if (part.sessions.length > 0) targets.push({ kind: 'session', title: this.settings.tabs.sessions, changes: part.sessions });
@@ -166,7 +176,11 @@ export class SheetsWriter implements DestinationWriter {
 
   private bookFor(id: string): Book {
     let book = this.books.get(id);
-    if (!book) this.books.set(id, (book = new Book(id)));
+    if (!book) {
+      book = new Book(id);
+      book.wantIds = this.wantIds;
+      this.books.set(id, book);
+    }
     return book;
   }
 
@@ -232,7 +246,11 @@ export class SheetsWriter implements DestinationWriter {
     for (const [state, header] of plan.headers) state.header = header;
     for (const a of plan.appends) a.state.checkFrom ??= a.state.endRow ?? 1;
     for (const a of plan.appends) writes += await this.append(id, layout, a, signal);
-    for (const t of tabs) t.state.checkFrom = undefined;
+    for (const t of tabs) {
+      t.state.checkFrom = undefined;
+      // Every event of the flush is in the tab now: appended, or found there.
+      if (t.state.ids && t.target.kind === 'event') for (const r of t.target.records) t.state.ids.add(r.id);
+    }
     return writes;
   }
 
@@ -247,7 +265,8 @@ export class SheetsWriter implements DestinationWriter {
       const props = replies[i]?.addSheet?.properties;
       if (!props) throw new Error(`addSheet of "${t.title}" answered without the new tab's properties`);
       layout.add(props);
-      Object.assign(t.state, newTabState(t.state.kind), { endRow: 1, index: new Map() });
+      // A new tab is empty: its ids, when they are kept, are none.
+      Object.assign(t.state, newTabState(t.state.kind), { endRow: 1, index: new Map(), wantIds: t.state.wantIds, ids: t.state.wantIds ? new Set<string>() : undefined });
     });
     for (const w of plan.widen) w.grid.columnCount += w.columns;
     return 1;
