@@ -16,12 +16,12 @@
 import { readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { Redis } from 'ioredis';
 import { deliveryKeys } from '../jobs/keys';
 import { generateToken } from '../src/core/trackers/tokens';
 import { ask, buildChildren, forkChild, nextMessage, stopChild, type Message } from './child';
 import { fmt } from './format';
+import { firstRow } from './warehouse';
 import type { LoadPlan, LoadResult } from './load-generator';
 import { deletePrefix } from './queue-records';
 import { poll, startTributary } from './tributary-server';
@@ -87,16 +87,8 @@ function slope(points: ReadonlyArray<readonly [number, number]>): number {
 
 /** Rows and distinct `_id`s of the warehouse's events table, read once the server has stopped. */
 async function countEvents(file: string): Promise<{ rows: number; ids: number }> {
-  const instance = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY' });
-  const conn = await instance.connect();
-  try {
-    const reader = await conn.runAndReadAll('select count(*)::BIGINT, count(distinct _id)::BIGINT from events');
-    const [rows, ids] = reader.getRows()[0]!;
-    return { rows: Number(rows), ids: Number(ids) };
-  } finally {
-    conn.closeSync();
-    instance.closeSync();
-  }
+  const [rows, ids] = await firstRow(file, 'select count(*)::BIGINT, count(distinct _id)::BIGINT from events');
+  return { rows: Number(rows), ids: Number(ids) };
 }
 
 async function main(): Promise<void> {
