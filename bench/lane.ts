@@ -11,6 +11,9 @@
  * Redis and the load generator; its peak RSS is printed (the file streams: it should stay flat
  * whatever the file's size).
  *
+ * BENCH_LANE_SPLIT=1 runs the API (`start:api`) and the delivery (`start:worker`) as two processes
+ * instead, as a deployment that separates them does: the API's event loop then carries no delivery.
+ *
  * Env: BENCH_LANE_RECORDS (default 1 000 000), BENCH_LANE_SECONDS (each phase, default 60),
  * BENCH_LANE_RATE (live events/s, default 400), BENCH_LANE_CONNECTIONS (default 4),
  * BENCH_REDIS_URL (default redis://127.0.0.1:6379).
@@ -23,7 +26,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { deliveryKeys } from '../jobs/keys';
 import { generateToken } from '../src/core/trackers/tokens';
-import { ask, buildChildren, forkChild, nextMessage, stopChild, type Message } from './child';
+import { ask, buildChildren, compiledPath, forkChild, nextMessage, serverNodeFlags, stopChild, type Message } from './child';
 import { makeEvents } from './events';
 import { fmt } from './format';
 import { firstRow } from './warehouse';
@@ -39,6 +42,7 @@ const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const SAMPLE_MS = 200;
 const WARMUP_SECONDS = 10;
 const CLI = path.join(__dirname, '..', 'dist', 'cli', 'tributary.js');
+const SPLIT = process.env.BENCH_LANE_SPLIT === '1';
 
 interface Phase {
   load: LoadResult;
@@ -89,7 +93,18 @@ async function main(): Promise<void> {
   const importFile = path.join(files, 'history.ndjson');
   const bytes = await writeImportFile(importFile, RECORDS);
   const loader = forkChild('load-generator.ts');
-  const server = await startTributary({ redis, redisUrl: REDIS_URL, prefix, trackers: [{ id: trackerId, token, destinations: [{ id: 'local', type: 'local' }] }], processes: 1, nodeArgs: [], role: 'all' });
+  const server = await startTributary({ redis, redisUrl: REDIS_URL, prefix, trackers: [{ id: trackerId, token, destinations: [{ id: 'local', type: 'local' }] }], processes: 1, nodeArgs: [], role: SPLIT ? 'api' : 'all' });
+  const worker = SPLIT
+    ? spawn(process.execPath, [...serverNodeFlags('worker'), compiledPath('src/boot/server.ts'), 'worker'], {
+        env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn', REDIS_URL, REDIS_PREFIX: prefix, DATA_DIR: server.dataDir, TRIBUTARY_CONFIG: '' },
+        stdio: ['ignore', 'inherit', 'inherit'],
+      })
+    : undefined;
+  const workerExited = worker ? new Promise((resolve) => worker.once('exit', resolve)) : Promise.resolve();
+  const stopWorker = async () => {
+    if (worker && worker.exitCode === null) worker.kill('SIGTERM');
+    await workerExited;
+  };
   const keys = deliveryKeys(prefix, { trackerId, destinationId: 'local' });
   const warehouse = path.join(server.dataDir, 'warehouse', `${trackerId}.duckdb`);
   let keepData = false;
@@ -131,7 +146,7 @@ async function main(): Promise<void> {
 
   try {
     await nextMessage(loader, 'ready');
-    console.log(`lane: npm start with a local warehouse, ${fmt(RATE)} live single events/s over ${CONNECTIONS} connections, phases of ${SECONDS} s; import of ${fmt(RECORDS)} records (${fmt(bytes / 1024 / 1024)} MiB of NDJSON) in B`);
+    console.log(`lane: ${SPLIT ? 'start:api and start:worker' : 'npm start'} with a local warehouse, ${fmt(RATE)} live single events/s over ${CONNECTIONS} connections, phases of ${SECONDS} s; import of ${fmt(RECORDS)} records (${fmt(bytes / 1024 / 1024)} MiB of NDJSON) in B`);
     // JIT, connections and the warehouse's first writes before anything is measured.
     await phase('warm-up', WARMUP_SECONDS);
     const a = await phase('A (live only)');
@@ -168,6 +183,7 @@ async function main(): Promise<void> {
       return Number(delivered ?? 0) >= after.records && Number(live ?? 0) === 0 && Number(history ?? 0) === 0;
     }
     console.log(`history lane drained ${fmt((Date.now() - historyDone) / 1000, 1)} s after the live load ended`);
+    await stopWorker();
     await server.stop({ keepData: (keepData = true) });
     const stored = await countEvents(warehouse);
     const expected = after.records + summary.imported;
@@ -175,6 +191,7 @@ async function main(): Promise<void> {
   } finally {
     loader.send({ type: 'stop' });
     await stopChild(loader);
+    await stopWorker();
     await server.stop();
     if (keepData) rmSync(server.dataDir, { recursive: true, force: true });
     rmSync(files, { recursive: true, force: true });
