@@ -1,7 +1,7 @@
 import { createDefaultRegistry } from '../../connectors';
 import { loadConfig, type Config } from '../core/config';
 import { openRedisEndpoint } from '../core/redis/endpoint';
-import { createRedisClient, type RedisClient, type RedisTarget } from '../core/redis/cluster';
+import { createRedisClient, whenConnected, type RedisClient, type RedisTarget } from '../core/redis/cluster';
 import type { Logger } from '../core/logger';
 import { createRedis } from '../core/redis/redis';
 import { checkKeyspaceLayout, KeyspaceLayoutError } from '../core/redis/keyspace-layout';
@@ -41,8 +41,9 @@ function redact(url: string): string {
 }
 
 /**
- * The producer connection has no offline queue, so commands sent before `ready` would fail;
- * wait for it, and give up at the first connection error rather than retrying for ever.
+ * The producer connection has no offline queue, so commands sent before it is up would fail: wait
+ * for `ready` (on a cluster, for every master's own connection too: see whenConnected), and give
+ * up at the first connection error rather than retrying for ever.
  */
 async function connect(target: string | RedisTarget, fromEnv: boolean): Promise<RedisClient> {
   const redis = typeof target === 'string' ? createRedis(target, 'producer') : createRedisClient(target, 'producer');
@@ -51,8 +52,16 @@ async function connect(target: string | RedisTarget, fromEnv: boolean): Promise<
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no answer within ${CONNECT_DEADLINE_MS} ms`)), CONNECT_DEADLINE_MS);
       redis.once('ready', () => {
-        clearTimeout(timer);
-        resolve();
+        whenConnected(redis).then(
+          () => {
+            clearTimeout(timer);
+            resolve();
+          },
+          (err: Error) => {
+            clearTimeout(timer);
+            reject(err);
+          },
+        );
       });
       redis.once('error', (err: Error) => {
         clearTimeout(timer);
