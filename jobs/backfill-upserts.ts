@@ -6,7 +6,7 @@ import type { Destination } from '../src/core/trackers/types';
 import type { ArchiveFiles } from './archive-files';
 import { blockArgs, DESTINATION_KEYS, destinationKeys, routedBlocks, SHARE_ARGS, shareArgs, TO_DESTINATIONS } from './destination-blocks';
 import type { FramedEntry } from './frames';
-import { ENSURE_COUNT, type ArchiveKeys, type DeliveryKeys } from './keys';
+import { compareStreamIds, ENSURE_COUNT, entryIdOf, type ArchiveKeys, type DeliveryKeys } from './keys';
 import { entryFields } from './stream-entries';
 import { readWholeEntries } from './stream-read';
 
@@ -113,21 +113,15 @@ export async function appendMergedStates(
   for (let attempt = 0; attempt < TRIES; attempt++) {
     // The end of the archive stream as it is now; what it holds up to there is folded.
     const last = await lastGeneratedId(redis, archive.stream);
-    if (last !== '' && compareIds(last, cursor.split('#')[0]!) > 0) {
+    if (last !== '' && compareStreamIds(last, cursor) > 0) {
       const tail = await readWholeEntries(redis, archive.stream, cursor, Number.MAX_SAFE_INTEGER);
-      take(tail.filter((e) => compareIds(e.id.split('#')[0]!, last) <= 0));
+      take(tail.filter((e) => compareStreamIds(entryIdOf(e.id), last) <= 0));
       cursor = last;
     }
     const appended = await appendStates(redis, archive, destination, keys, rules, job, last, [...states.values()].map((s) => s.record));
     if (appended !== 0) return appended === -1 ? undefined : states.size;
   }
   return undefined;
-}
-
-function compareIds(a: string, b: string): number {
-  const [am, as] = a.split('-').map(BigInt) as [bigint, bigint];
-  const [bm, bs] = b.split('-').map(BigInt) as [bigint, bigint];
-  return am === bm ? (as === bs ? 0 : as < bs ? -1 : 1) : am < bm ? -1 : 1;
 }
 
 async function lastGeneratedId(redis: RedisClient, stream: string): Promise<string> {

@@ -6,6 +6,7 @@ import { ImportInputError, readImport, type ImportFormat } from '../core/import/
 import { RECORD_KINDS, type RecordKind } from '../core/records/types';
 import type { IngestContext } from './ingest-context';
 import { resolveTracker } from './ingest-route';
+import { headerToken } from './payload';
 import type { TrackerResolver } from './resolver';
 
 /**
@@ -23,8 +24,6 @@ export interface ImportRouteDeps {
   resolver: TrackerResolver;
   importSink: ImportSink;
 }
-
-const TOKEN_IN_HEADER = /^Tracker +(\S+) *$/i;
 
 const FORMATS: ReadonlyArray<[RegExp, ImportFormat]> = [
   [/^application\/(x-)?ndjson|^application\/(x-)?jsonl(ines)?|^application\/json-seq|^text\/plain/i, 'ndjson'],
@@ -59,7 +58,7 @@ export function createImportRouter(deps: ImportRouteDeps): Router {
     const kind = (ctx as IngestContext & { params: { kind: string } }).params.kind as RecordKind;
     if (!RECORD_KINDS.includes(kind)) throw new ApiError('ERR_NOT_FOUND', `No such import: /v3/import/${kind}; the kinds are ${RECORD_KINDS.join(', ')}.`);
     const query = new URLSearchParams(ctx.querystring);
-    const token = TOKEN_IN_HEADER.exec(ctx.get('authorization'))?.[1] ?? query.get('_token') ?? undefined;
+    const token = headerToken(ctx.get('authorization') || undefined) ?? query.get('_token') ?? undefined;
     ctx.state.presentedToken = token;
     const tracker = await resolveTracker(deps, token);
     ctx.state.trackerId = tracker.id;

@@ -60,7 +60,8 @@ function overlay(base: Record<string, unknown>, top: Record<string, unknown>): R
   return out;
 }
 
-function headerToken(authorization: string | undefined): string | undefined {
+/** The token of an `Authorization: Tracker <token>` header; undefined for none or another scheme. */
+export function headerToken(authorization: string | undefined): string | undefined {
   if (!authorization) return undefined;
   // Other schemes (Basic, Bearer…) belong to the sender, e.g. a webhook's own signature: not ours to judge.
   if (!/^Tracker(\s|$)/i.test(authorization)) return undefined;
