@@ -1,22 +1,10 @@
 import Router from '@koa/router';
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Context } from 'koa';
 import { ApiError } from '../core/errors';
-import { readIfExists } from '../core/files';
-
-/** The package root: two levels up from src/admin (tsx) or three from dist/src/admin (built). */
-function packageRoot(): string {
-  let dir = __dirname;
-  while (!existsSync(path.join(dir, 'package.json'))) {
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error(`no package.json above ${__dirname}`);
-    dir = parent;
-  }
-  return dir;
-}
+import { packageRoot, readIfExists } from '../core/files';
 
 const TYPES: Readonly<Record<string, string>> = {
   '.js': 'text/javascript; charset=utf-8',

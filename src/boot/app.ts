@@ -8,6 +8,7 @@ import { createErrorHandler, ERROR_HEADER } from '../http/error-handler';
 import { observeFinishedRequests } from '../http/request-observers';
 import { createOpsRouter } from '../http/ops-routes';
 import { createOpenApiRouter } from '../http/openapi/document';
+import { createSdkRouter } from '../http/sdk-routes';
 import { createV3Router } from '../ingest/v3-routes';
 import { createImportRouter } from '../ingest/import-route';
 import type { ImportSink } from '../core/import/importer';
@@ -85,6 +86,9 @@ export function createApp(deps: AppDeps): Koa {
   app.use(webhooks.allowedMethods());
   app.use(ops.routes());
   app.use(ops.allowedMethods());
+  const sdk = createSdkRouter();
+  app.use(sdk.routes());
+  app.use(sdk.allowedMethods());
   const openapi = createOpenApiRouter();
   app.use(openapi.routes());
   app.use(openapi.allowedMethods());

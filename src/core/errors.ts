@@ -44,6 +44,7 @@ export const ERROR_CODES = {
   ERR_QUEUE_FULL: { status: 503, message: "Redis memory is at the relay's high watermark; nothing was stored. Retry after the number of seconds in Retry-After." },
   ERR_SHUTTING_DOWN: { status: 503, message: 'The server is shutting down; nothing was stored. Retry shortly.' },
   ERR_CONSOLE_NOT_BUILT: { status: 503, message: 'The console is not built: run npm run build (npm ci does it).' },
+  ERR_SDK_NOT_BUILT: { status: 503, message: 'The browser SDK is not built: run npm run build (npm ci does it).' },
   ERR_INTERNAL: { status: 500, message: 'Internal error.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

@@ -1,5 +1,6 @@
 import { RECORD_KINDS, type RecordKind } from '../core/records/types';
 import type { PrivacyAction } from '../core/trackers/privacy-rules';
+import { builtSdkManifest } from '../core/sdk-manifest';
 import type { Tracker } from '../core/trackers/types';
 
 export type ExampleForm = 'post-json' | 'post-json-token' | 'post-gzip' | 'get-params' | 'get-data' | 'pixel';
@@ -45,6 +46,10 @@ export interface IntegrationView {
   /** Every form for every endpoint. */
   curl: CurlExample[];
   pixelSnippet: string;
+  /** The browser SDK's tag (README "Websites") with the stub that queues calls made before it loads. */
+  sdkSnippet: string;
+  /** The same, pinned to the built version with its Subresource Integrity; absent when the SDK is not built. */
+  sdkPinnedSnippet?: string;
   /** What the tracker does to personal data before storing it; empty: everything is stored as sent. */
   privacyRules: PrivacyRuleView[];
 }
@@ -70,6 +75,22 @@ export function shellQuote(value: string): string {
 
 function escapeHtml(value: string): string {
   return value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/**
+ * Defines `window.tributary` with each method queuing its call in `q`, so a page may call
+ * `tributary.track(…)` before the script (async) has loaded; the SDK replays the queue in order.
+ */
+export const SDK_STUB =
+  '<script>!function(w,t){t=w.tributary=w.tributary||{q:[]};"init track identify page reset flush optOut optIn".split(" ").forEach(function(m){t[m]=t[m]||function(){t.q.push([m,arguments])}})}(window)</script>';
+
+function sdkSnippets(baseUrl: string, token: string): Pick<IntegrationView, 'sdkSnippet' | 'sdkPinnedSnippet'> {
+  const tag = (src: string, extra = '') => `${SDK_STUB}\n<script async src="${escapeHtml(src)}"${extra} data-token="${escapeHtml(token)}"></script>`;
+  const manifest = builtSdkManifest();
+  return {
+    sdkSnippet: tag(`${baseUrl}/sdk.js`),
+    ...(manifest && { sdkPinnedSnippet: tag(`${baseUrl}/sdk.${manifest.hash}.js`, ` integrity="${manifest.integrity}" crossorigin="anonymous"`) }),
+  };
 }
 
 function withQuery(url: string, params: Record<string, string>): string {
@@ -133,6 +154,7 @@ export function buildIntegrationView(tracker: Tracker, token: string, publicUrl:
     endpoints,
     curl: endpoints.flatMap((e) => curlExamples(e, token)),
     pixelSnippet: `<img src="${escapeHtml(event.pixelUrl)}" width="1" height="1" alt="">`,
+    ...sdkSnippets(baseUrl, token),
     privacyRules: privacyRuleViews(tracker),
   };
 }
@@ -158,6 +180,7 @@ export function renderIntegrationViewText(view: IntegrationView): string {
   const shown = view.curl.filter((c) => c.kind === 'event' || c.form === 'post-json');
   const order = [...shown.filter((c) => c.kind === 'event'), ...shown.filter((c) => c.kind !== 'event')];
   for (const c of order) lines.push(`  # ${c.title} (/v3/${c.kind})`, `  ${c.command}`, '');
+  lines.push('Website (the browser SDK: page views, sessions, tributary.track)', ...view.sdkSnippet.split('\n').map((l) => `  ${l}`), '');
   lines.push('<img> pixel', `  ${view.pixelSnippet}`);
   lines.push('', 'Personal data');
   if (view.privacyRules.length === 0) lines.push('  no rules: every property is stored as sent');

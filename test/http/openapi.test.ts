@@ -13,6 +13,7 @@ import { createOpenApiRouter, OPENAPI_DOCUMENT, OPENAPI_PATH } from '../../src/h
 import { STATUS_OF } from '../../src/http/openapi/responses';
 import type { Method, Operation, Parameter, Reference } from '../../src/http/openapi/types';
 import { createOpsRouter } from '../../src/http/ops-routes';
+import { createSdkRouter } from '../../src/http/sdk-routes';
 import { URL_PARAMETERS } from '../../src/ingest/payload';
 import { createV3Router } from '../../src/ingest/v3-routes';
 import { createImportRouter } from '../../src/ingest/import-route';
@@ -30,6 +31,7 @@ function routers(): Router[] {
     createImportRouter({} as never),
     createOpsRouter({} as never),
     createOpenApiRouter(),
+    createSdkRouter(),
     createAdminRouter({ token: 'unused' } as never),
     createConsoleRouter(),
   ];

@@ -3,7 +3,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { RECORD_KINDS } from '../../src/core/records/types';
-import { buildIntegrationView, renderIntegrationViewText, shellQuote, type ExampleForm } from '../../src/operator/integration-view';
+import { buildIntegrationView, renderIntegrationViewText, SDK_STUB, shellQuote, type ExampleForm } from '../../src/operator/integration-view';
+import { builtSdkManifest } from '../../src/core/sdk-manifest';
 import { TrackerSchema } from '../../src/core/trackers/types';
 import { startTestApi, type TestApi } from '../helpers/api';
 
@@ -43,6 +44,15 @@ describe('buildIntegrationView', () => {
   test('gives an <img> pixel snippet with its ampersands escaped', () => {
     expect(view.pixelSnippet).toMatch(/^<img src="https:\/\/ingest\.example\/base\/v3\/event\/tracker\.gif\?_token=[^"]+" width="1" height="1" alt="">$/);
     expect(view.pixelSnippet).not.toMatch(/&(?!amp;)/);
+  });
+
+  test('gives the browser SDK snippet: the stub that queues calls, the current tag, and a tag pinned to the built version with its integrity', () => {
+    const [stub, tag] = view.sdkSnippet.split('\n');
+    expect(stub).toBe(SDK_STUB);
+    expect(tag).toBe(`<script async src="https://ingest.example/base/sdk.js" data-token="${token}"></script>`);
+    const manifest = builtSdkManifest()!;
+    expect(view.sdkPinnedSnippet).toBe(`${SDK_STUB}\n<script async src="https://ingest.example/base/sdk.${manifest.hash}.js" integrity="${manifest.integrity}" crossorigin="anonymous" data-token="${token}"></script>`);
+    expect(renderIntegrationViewText(view)).toContain(tag);
   });
 
   test('renders as text with every URL and the event curl examples', () => {

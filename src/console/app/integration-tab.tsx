@@ -33,6 +33,7 @@ export function IntegrationTab({ tracker }: { tracker: Tracker }) {
           </dd>
         </dl>
       </section>
+      <Website view={v} />
       {v.endpoints.map((e) => (
         <Endpoint key={e.kind} endpoint={e} view={v} />
       ))}
@@ -113,6 +114,28 @@ function Snippets({ event, view }: { event: EndpointView; view: IntegrationView 
           <CopyField value={beacon} label="Copy sendBeacon snippet" multiline />
         </dd>
       </dl>
+    </section>
+  );
+}
+
+/** The browser SDK: the one snippet a website needs (README "Websites"). */
+function Website({ view }: { view: IntegrationView }) {
+  return (
+    <section class="card" aria-labelledby="website-heading">
+      <h2 id="website-heading">Website</h2>
+      <p>
+        Paste this before <code>&lt;/head&gt;</code> on every page: it records page views (also in single-page apps), sessions with their landing page, referrer and UTM
+        parameters, and an anonymous visitor id. Then call <code>tributary.track('signup', {'{'} plan: 'pro' {'}'})</code> and <code>tributary.identify('user-42', {'{'} email {'}'})</code>{' '}
+        from your code; nothing is lost offline or when the visitor leaves.
+      </p>
+      <CopyField value={view.sdkSnippet} label="Copy website snippet" multiline />
+      {view.sdkPinnedSnippet && (
+        <details>
+          <summary>Pinned to this version, with Subresource Integrity</summary>
+          <p>This tag never changes under you: update it yourself when the relay is upgraded.</p>
+          <CopyField value={view.sdkPinnedSnippet} label="Copy pinned website snippet" multiline />
+        </details>
+      )}
     </section>
   );
 }

@@ -127,6 +127,8 @@ export interface IntegrationView {
   endpoints: EndpointView[];
   curl: CurlExample[];
   pixelSnippet: string;
+  sdkSnippet: string;
+  sdkPinnedSnippet?: string;
   privacyRules: PrivacyRuleView[];
 }
 

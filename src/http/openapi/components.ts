@@ -58,6 +58,7 @@ export const RESPONSES = {
   AdminBodyTooLarge: errorResponse('An admin body is at most 64 KiB.', ['ERR_PAYLOAD_TOO_LARGE']),
   AdminMediaType: errorResponse('Admin bodies are JSON.', ['ERR_UNSUPPORTED_MEDIA_TYPE']),
   ConsoleNotBuilt: errorResponse('The console is not built: run npm run build.', ['ERR_CONSOLE_NOT_BUILT']),
+  SdkNotBuilt: errorResponse('The browser SDK is not built: run npm run build.', ['ERR_SDK_NOT_BUILT']),
 } as const satisfies Record<string, Response>;
 
 export type ResponseName = keyof typeof RESPONSES;
@@ -105,6 +106,7 @@ export const ERROR_CODE_ENUM = [
   'ERR_QUEUE_FULL',
   'ERR_SHUTTING_DOWN',
   'ERR_CONSOLE_NOT_BUILT',
+  'ERR_SDK_NOT_BUILT',
   'ERR_INTERNAL',
 ] as const;
 

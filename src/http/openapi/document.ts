@@ -35,6 +35,25 @@ const OPS_PATHS: Record<string, PathItem> = {
   [OPENAPI_PATH]: {
     get: { operationId: 'openapi', summary: 'This document.', tags: ['operations'], security: [], responses: { '200': { description: 'OpenAPI 3.1 JSON.', content: { 'application/json': { schema: { type: 'object' } } } }, ...errors('HttpBadRequest', ...SERVER_ERRORS) } },
   },
+  '/sdk.js': {
+    get: {
+      operationId: 'sdk',
+      summary: 'The browser SDK, current version (README "Websites"); cacheable for an hour.',
+      tags: ['websites'],
+      security: [],
+      responses: { '200': { description: 'The script, gzipped when accepted.', content: text('text/javascript') }, '304': { description: 'Unchanged (ETag).' }, ...errors('SdkNotBuilt', 'HttpBadRequest', ...SERVER_ERRORS) },
+    },
+  },
+  '/sdk.{hash}.js': {
+    parameters: [{ name: 'hash', in: 'path', required: true, description: 'The version: the first 16 hex digits of its SHA-256, as `trackers show` prints it.', schema: { type: 'string' } }],
+    get: {
+      operationId: 'sdkPinned',
+      summary: 'The browser SDK of that version only, cacheable for ever (immutable); another version is a 404 naming the current one.',
+      tags: ['websites'],
+      security: [],
+      responses: { '200': { description: 'The script.', content: text('text/javascript') }, '304': { description: 'Unchanged (ETag).' }, ...errors('NotFound', 'SdkNotBuilt', 'HttpBadRequest', ...SERVER_ERRORS) },
+    },
+  },
   '/admin': {
     get: {
       operationId: 'console',
@@ -74,6 +93,7 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
     { name: 'admin', description: 'The JSON API behind the console; the same operations as the CLI.' },
     { name: 'operations', description: 'Health, readiness, metrics, this document.' },
     { name: 'console', description: 'The console’s page and files.' },
+    { name: 'websites', description: 'The browser SDK that web pages load.' },
   ],
   paths: { ...V3_PATHS, ...OPS_PATHS, ...ADMIN_PATHS },
   components: COMPONENTS,

@@ -27,6 +27,7 @@ export const STATUS_OF: Readonly<Record<ResponseName, number>> = {
   AdminBodyTooLarge: 413,
   AdminMediaType: 415,
   ConsoleNotBuilt: 503,
+  SdkNotBuilt: 503,
 };
 
 /** `{ "<status>": {$ref} }` for the named error answers; two with one status cannot share an operation. */
