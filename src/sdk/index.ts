@@ -46,7 +46,7 @@ interface Identity {
 }
 
 type Call = [string, ArrayLike<unknown>];
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each method has its own arguments
+/** The methods by name; each takes its own arguments. */
 type Api = Record<string, (...args: any[]) => unknown>;
 /** `window.tributary`: the snippet's stub (calls queued in `q`) until the SDK replaces it. */
 interface Global {

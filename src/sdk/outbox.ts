@@ -63,6 +63,8 @@ export class Outbox {
   private retryAt = 0;
   private batchLimit = MAX_BATCH;
   private idle: Array<() => void> = [];
+  /** The page is going away (pagehide): what waits went by beacon, nothing more is sent from here. */
+  private left = false;
   private readonly key: string;
   private readonly prefix: string;
 
@@ -95,7 +97,12 @@ export class Outbox {
   }
 
   add(kind: Kind, record: Pending['r']): void {
-    this.pending.push({ k: kind, r: record });
+    try {
+      // A copy as JSON holds it: a circular object or a BigInt cannot be sent, and is said now rather than thrown later.
+      this.pending.push({ k: kind, r: JSON.parse(JSON.stringify(record)) as Pending['r'] });
+    } catch (err) {
+      return this.opts.warn('a record that is not JSON was dropped', err);
+    }
     if (this.pending.length > MAX_PENDING) {
       this.pending.splice(0, this.pending.length - MAX_PENDING);
       this.opts.warn(`more than ${MAX_PENDING} records waiting: the oldest were dropped`);
@@ -139,11 +146,13 @@ export class Outbox {
         // The next page sends it.
       }
     }
+    this.left = true;
     this.save(true);
   }
 
   /** The page came back from the back-forward cache: the queue is this tab's again. */
   resume(): void {
+    this.left = false;
     this.save();
     this.schedule(0);
   }
@@ -187,12 +196,18 @@ export class Outbox {
 
   private settle(): void {
     if (this.pending.length > 0 && this.retryAt === 0) return this.schedule(0);
+    this.resolveIdle();
+  }
+
+  /** `flush()` callers: nothing more will be sent for now. */
+  private resolveIdle(): void {
     for (const resolve of this.idle.splice(0)) resolve();
   }
 
   private send(): void {
-    if (this.inFlight.length > 0 || !this.opts.mayStore()) return;
-    if (this.pending.length === 0) return this.settle();
+    if (this.inFlight.length > 0) return;
+    // Nothing to send, or nothing may be (the page is leaving, no consent yet, opted out).
+    if (this.pending.length === 0 || this.left || !this.opts.mayStore()) return this.resolveIdle();
     const batch = this.takeBatch(this.pending);
     this.inFlight = batch;
     const body = this.body(batch);
@@ -225,7 +240,7 @@ export class Outbox {
     const backoff = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** this.failures++) * (0.5 + Math.random() / 2);
     this.retryAt = Date.now() + Math.max(backoff, retryAfterMs);
     this.save();
-    for (const resolve of this.idle.splice(0)) resolve();
+    this.resolveIdle();
     this.schedule(0);
   }
 }

@@ -114,6 +114,10 @@ browserSuite('console e2e')('console in a browser', () => {
     expect(new URL(pixelUrl).searchParams.get('_token')).toBe(token);
     expect(new URL(pixelUrl).searchParams.get('_event')).toBe('signup');
 
+    // The website snippet comes first, token and address filled in.
+    await page.getByRole('button', { name: 'Copy website snippet' }).click();
+    expect(await readClipboard()).toContain(`<script async src="${base}/sdk.js" data-token="${token}"></script>`);
+
     await page.getByRole('button', { name: 'Copy POST URL for event' }).click();
     const postUrl = await readClipboard();
     expect(postUrl).toBe(`${base}/v3/event`);
