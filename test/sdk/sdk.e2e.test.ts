@@ -308,4 +308,17 @@ browserSuite('sdk e2e')('the browser SDK', () => {
     expect(events[0]!._uid).toBe(events[1]!._uid);
     await rowsWhen(t.id, `select _sid from sessions`, (r) => r.length === 2, 'two sessions');
   });
+
+  test('a tag without data-token waits for init (as an app that reads its token from config does); cookies only when asked', async () => {
+    const t = await newTracker();
+    const tagOnly = t.snippet.replace(` data-token="${t.token}"`, '');
+    site.page('/init', html('Init', tagOnly, `<script>tributary.track('before_init'); tributary.init({ token: ${JSON.stringify(t.token)}, cookieDomain: '127.0.0.1' });</script>`));
+    const { page } = await newPage();
+    await page.goto(`${site.origin}/init`);
+    const events = await rowsWhen(t.id, `select _event, _uid from events order by _event`, (r) => r.length === 2, 'the page view and the call made before init');
+    expect(events.map((e) => e._event)).toEqual(['before_init', 'page_view']);
+    const cookie = (await page.evaluate('document.cookie')) as string;
+    expect(decodeURIComponent(cookie)).toContain(`"u":"${events[0]!._uid as string}"`);
+    expect(await page.evaluate(`localStorage.getItem('trb_id')`)).toBeNull();
+  });
 });
