@@ -15,7 +15,8 @@
  * instead, as a deployment that separates them does: the API's event loop then carries no delivery.
  *
  * Env: BENCH_LANE_RECORDS (default 1 000 000), BENCH_LANE_SECONDS (each phase, default 60),
- * BENCH_LANE_RATE (live events/s, default 400), BENCH_LANE_CONNECTIONS (default 4),
+ * BENCH_LANE_RATE (live events/s, default 400), BENCH_LANE_CONNECTIONS (default 4), BENCH_LANE_NICE (the
+ * import's `--nice`, default 19 as the CLI's),
  * BENCH_REDIS_URL (default redis://127.0.0.1:6379).
  */
 import { spawn } from 'node:child_process';
@@ -153,7 +154,7 @@ async function main(): Promise<void> {
     show('A (live only)         ', a);
 
     const importStarted = performance.now();
-    const child = spawn(process.execPath, [CLI, 'import', trackerId, importFile, '--json'], { env: { ...process.env, REDIS_URL, REDIS_PREFIX: prefix, DATA_DIR: server.dataDir }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [CLI, 'import', trackerId, importFile, '--json', '--nice', process.env.BENCH_LANE_NICE ?? '19'], { env: { ...process.env, REDIS_URL, REDIS_PREFIX: prefix, DATA_DIR: server.dataDir }, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     let peakRss = 0;

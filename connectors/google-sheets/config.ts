@@ -9,7 +9,32 @@ const tabName = z
   .max(90)
   .refine((s) => !/[\u0000-\u001f]/.test(s), 'a tab name cannot contain control characters');
 
-const spreadsheetIdSchema = z.string().regex(/^[A-Za-z0-9_-]{10,200}$/, 'a spreadsheet id is the part of the URL between /d/ and /edit');
+/** A spreadsheet's address as the browser shows it when it is open: `docs.google.com/spreadsheets/d/<id>/edit#gid=0` (also `/u/1/d/<id>`). */
+const SPREADSHEET_URL = /^https?:\/\/docs\.google\.com\/spreadsheets\/(?:u\/\d+\/)?d\/([A-Za-z0-9_-]{10,200})(?:[/?#]|$)/i;
+
+/**
+ * The id in what people paste: the spreadsheet's full address, or the id itself. Anything else is
+ * left as it is for the schema to refuse with a message saying what to paste.
+ */
+export function spreadsheetIdOf(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  const text = value.trim();
+  const found = SPREADSHEET_URL.exec(text);
+  return found && found[1] !== 'e' ? found[1] : text;
+}
+
+const spreadsheetIdSchema = z.preprocess(
+  spreadsheetIdOf,
+  z.string().superRefine((id, ctx) => {
+    if (/^[A-Za-z0-9_-]{10,200}$/.test(id)) return;
+    const message = /\/spreadsheets\/d\/e\//.test(id)
+      ? 'this is a link published to the web, which cannot be written to: open the spreadsheet itself and copy the address from the browser (https://docs.google.com/spreadsheets/d/<id>/edit)'
+      : /^https?:/i.test(id)
+        ? 'not the address of a spreadsheet: open the spreadsheet and copy the address from the browser (https://docs.google.com/spreadsheets/d/<id>/edit), or paste the id between /d/ and /edit'
+        : "a spreadsheet's id is the part of its address between /d/ and /edit; the whole address may be pasted too";
+    ctx.addIssue({ code: 'custom', message });
+  }),
+);
 
 /** Settings of a `google-sheets` destination. */
 export const GoogleSheetsSettingsSchema = z
@@ -18,7 +43,7 @@ export const GoogleSheetsSettingsSchema = z
     spreadsheetId: spreadsheetIdSchema
       .optional()
       .describe(
-        "The spreadsheet's id: the part of its URL between /d/ and /edit (docs.google.com/spreadsheets/d/<id>/edit). Share the spreadsheet with the service account's e-mail as Editor. Required unless createSpreadsheet is on.",
+        "The spreadsheet: paste its address as the browser shows it (https://docs.google.com/spreadsheets/d/<id>/edit#gid=0) or just the id between /d/ and /edit; the id is what is stored. Share the spreadsheet with the service account's e-mail as Editor. Required unless createSpreadsheet is on.",
       ),
     /**
      * Instead of `spreadsheetId`: create a spreadsheet on first use. Its id is logged and kept in

@@ -13,7 +13,7 @@ interface GoogleError {
   code?: number;
   message?: string;
   status?: string;
-  details?: Array<{ reason?: string }>;
+  details?: Array<{ reason?: string; metadata?: Record<string, unknown> }>;
 }
 
 export interface ErrorContext {
@@ -46,6 +46,20 @@ function describeCause(err: HttpFailure): string {
   return parts.length > 0 ? parts.join(' ← ') : err.message;
 }
 
+/** Google's answer to a key it no longer accepts, as the next step to take. */
+function keyRefused(identity: string, said: string): string {
+  return `Google refused the key of ${identity}: it was deleted or disabled, or its service account was. Create a new JSON key (https://console.cloud.google.com/iam-admin/serviceaccounts → the account → Keys → Add key → JSON) and use it instead. Google said: ${said}`;
+}
+
+/** The project number in an ErrorInfo's `consumer` (`projects/123456789012`). */
+function consumerProject(body: GoogleError | undefined): string | undefined {
+  for (const d of body?.details ?? []) {
+    const consumer = d.metadata?.consumer;
+    if (typeof consumer === 'string' && consumer.startsWith('projects/')) return consumer.slice('projects/'.length);
+  }
+  return undefined;
+}
+
 const CREDENTIALS_PROBLEM = /Could not load the default credentials|Could not refresh access token|invalid_grant|invalid_client|private key|No key or keyFile set|ENOENT/i;
 
 /** Maps whatever the googleapis client threw to the error type that decides what delivery does. */
@@ -63,7 +77,8 @@ export function toConnectorError(err: unknown, ctx: ErrorContext): ConnectorErro
   // The OAuth token endpoint answers `{"error":"invalid_grant","error_description":"..."}`.
   const oauth = res.data as { error?: unknown; error_description?: unknown } | undefined;
   if (typeof oauth?.error === 'string') {
-    return new ConfigurationError(`Google refused the credentials (${ctx.identity}): ${oauth.error} ${String(oauth.error_description ?? '')}`.trim(), { status });
+    const said = `${oauth.error} ${String(oauth.error_description ?? '')}`.trim();
+    return new ConfigurationError(oauth.error === 'invalid_grant' ? keyRefused(ctx.identity, said) : `Google refused the credentials (${ctx.identity}): ${said}`, { status, reason: oauth.error });
   }
   const message = body?.message ?? err.message;
   const reasons = new Set((body?.details ?? []).map((d) => d.reason));
@@ -73,14 +88,20 @@ export function toConnectorError(err: unknown, ctx: ErrorContext): ConnectorErro
     return new RetryableError(`Sheets API quota exceeded (${ctx.identity}): ${message}`, { status, reason: 'RESOURCE_EXHAUSTED', retryAfterMs });
   }
   if (status === 403 && (reasons.has('SERVICE_DISABLED') || /has not been used|is disabled/i.test(message))) {
-    return new ConfigurationError(`The Google Sheets API is not enabled for the project of ${ctx.identity}: ${message}`, { status, reason: 'SERVICE_DISABLED' });
+    const project = consumerProject(body) ?? /project[= ](\w[\w-]*)/.exec(message)?.[1];
+    const where = project ? ` in project ${project}` : ` in the project of ${ctx.identity}`;
+    const link = `https://console.cloud.google.com/apis/library/sheets.googleapis.com${project ? `?project=${project}` : ''}`;
+    return new ConfigurationError(`The Google Sheets API is not enabled${where}: enable it at ${link} (Enable), wait a minute, then test again. Google said: ${message}`, { status, reason: 'SERVICE_DISABLED' });
   }
-  if (status === 403) return new ConfigurationError(`No permission on ${sheet}: share it with ${ctx.identity} as Editor (${message})`, { status, reason: body?.status });
-  if (status === 401) return new ConfigurationError(`Google refused the credentials (${ctx.identity}): ${message}`, { status, reason: body?.status });
+  if (status === 403) {
+    const share = ctx.identity.includes('@') ? `open it, click Share, paste ${ctx.identity}, choose Editor, and send` : `share it with the service account whose credentials the relay uses (${ctx.identity}) as Editor`;
+    return new ConfigurationError(`${sheet} is not shared with ${ctx.identity}: ${share}. Google said: ${message}`, { status, reason: body?.status ?? 'PERMISSION_DENIED' });
+  }
+  if (status === 401) return new ConfigurationError(keyRefused(ctx.identity, message), { status, reason: body?.status });
   if (status === 404 && ctx.continuationOf) {
     return new ConfigurationError(`${sheet}, where the events of spreadsheet ${ctx.continuationOf} continue since it was full, was not found (deleted?): set a new spreadsheetId to start over (${message})`, { status, reason: body?.status });
   }
-  if (status === 404) return new ConfigurationError(`${sheet} was not found: check spreadsheetId (${message})`, { status, reason: body?.status });
+  if (status === 404) return new ConfigurationError(`No such spreadsheet: ${ctx.spreadsheetId ?? 'its id'} was not found. Check the address: open the spreadsheet and copy its URL from the browser into spreadsheetId (${message})`, { status, reason: body?.status });
   if (status === 400) {
     if (/exceeds grid limits|Unable to parse range|already exists|No grid with id/i.test(message)) {
       return new RetryableError(`the spreadsheet changed under the writer: ${message}`, { status, reason: LAYOUT_CHANGED });

@@ -1,4 +1,5 @@
 import { createReadStream, statSync } from 'node:fs';
+import { getPriority, setPriority } from 'node:os';
 import { InvalidArgumentError, type Command } from 'commander';
 import { ImportLane } from '../../jobs/import-lane';
 import { importRecords, importRefusal, type ImportLineError, type ImportSummary } from '../core/import/importer';
@@ -15,6 +16,29 @@ interface ImportFlags {
   resource: RecordKind;
   format?: ImportFormat;
   json?: boolean;
+  nice: number;
+}
+
+/** The default niceness of an import: the lowest CPU priority, so that on a shared host live traffic goes first. */
+const IMPORT_NICENESS = 19;
+
+function niceness(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 19) throw new InvalidArgumentError('a whole number from 0 (as other processes) to 19 (the lowest priority)');
+  return n;
+}
+
+/**
+ * Lowers this process's CPU priority (never raises it: that needs privileges). Parsing and checking
+ * a few thousand lines a second takes a core's share that the API and the delivery of live records
+ * would otherwise have on the same host (`npm run bench`, bench/RESULTS.md).
+ */
+function lowerPriority(nice: number): void {
+  try {
+    if (getPriority() < nice) setPriority(nice);
+  } catch {
+    // Not permitted here (some containers): the import runs at the priority it was given.
+  }
 }
 
 function resource(value: string): RecordKind {
@@ -58,12 +82,14 @@ export function registerImportCommand(program: Command): void {
     .option('--resource <kind>', 'what the records are: event, user or session', resource, 'event' as RecordKind)
     .option('--format <format>', `the files' format when their names do not say it: ${IMPORT_FORMATS.join(', ')}`, format)
     .option('--json', 'print JSON: each file with its counts and its first refused lines')
+    .option('--nice <n>', 'CPU priority of the import, as nice(1): 19 yields the CPU to every other process of the host, 0 competes with them', niceness, IMPORT_NICENESS)
     .addHelpText(
       'after',
       '\nA record without _id gets one made from the tracker, the resource, its line number and its text: importing the same file again\n(or again after a crash) stores nothing twice. _event_at is kept as given; _received_at is the time of the import.\nA refused line is reported with its number; the import goes on.',
     )
     .action((trackerId: string, files: string[], flags: ImportFlags) =>
       withContext(async ({ service, config, redis }) => {
+        lowerPriority(flags.nice);
         const tracker = await service.getTracker(trackerId);
         const refusal = importRefusal(tracker);
         if (refusal) throw new CliError(refusal);

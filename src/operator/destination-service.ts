@@ -70,7 +70,8 @@ export class DestinationService {
     if (!connector) throw new DestinationServiceError('UNKNOWN_TYPE', `Unknown destination type "${type}"; known types: ${this.registry.types().join(', ')}.`, 'type');
     const parsed = connector.settingsSchema.safeParse(settings);
     if (!parsed.success) throw new DestinationServiceError('INVALID_SETTINGS', `Invalid ${type} settings: ${describeIssues(parsed.error, 'settings')}`, `settings.${parsed.error.issues[0]?.path.join('.') ?? ''}`);
-    return settings;
+    // As parsed: what people paste is stored as what it means (a spreadsheet's address as its id).
+    return parsed.data as Record<string, unknown>;
   }
 
   /** Rules checked whole, or refused naming the rule and, for a filter, the column where it goes wrong. */

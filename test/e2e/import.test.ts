@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -51,6 +51,16 @@ async function rows(sql: string): Promise<unknown[][] | undefined> {
 }
 
 const count = async (sql: string): Promise<number | undefined> => (await rows(sql))?.[0]?.[0] as number | undefined;
+
+/** A process's niceness, from /proc (the field after the state, ppid… : the 19th). */
+function niceOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  } catch {
+    return undefined;
+  }
+}
 
 function file(name: string, content: string | Buffer): string {
   const p = path.join(files, name);
@@ -105,6 +115,9 @@ test('an import killed with SIGKILL mid-file and run again ends with every line 
     stdio: 'ignore',
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));
+  // The import yields the CPU to the rest of the host: nice 19 unless told otherwise (--nice).
+  await waitFor(async () => niceOf(child.pid!) === 19 || child.exitCode !== null, { timeoutMs: 30_000, intervalMs: 20, message: 'the import at nice 19' });
+  expect(niceOf(child.pid!)).toBe(19);
   // Killed once some of the file is delivered, before all of it is.
   await waitFor(async () => ((await count("SELECT count(*)::INT FROM events WHERE _event = 'bulk'")) ?? 0) > 0 || child.exitCode !== null, { timeoutMs: 60_000, intervalMs: 20, message: 'some of the file delivered' });
   child.kill('SIGKILL');
@@ -124,6 +137,7 @@ test('refusals: an unknown tracker, a file that is not there, a name that says n
   expect(await cli.fails(['import', api.tracker.id, path.join(files, 'missing.ndjson')])).toMatch(/missing\.ndjson: no such file/);
   expect(await cli.fails(['import', api.tracker.id, file('data.txt', '{}')])).toMatch(/cannot tell its format.*--format/);
   expect(await cli.fails(['import', api.tracker.id, file('bad.json', '{"_event":"x"}')])).toMatch(/one JSON array/);
+  expect(await cli.fails(['import', api.tracker.id, file('y.ndjson', '{}'), '--nice', '25'])).toMatch(/--nice.*a whole number from 0/);
 });
 
 describe('POST /v3/import/{kind}', () => {

@@ -93,14 +93,29 @@ test('Google errors map to the error type that decides what delivery does', () =
   const quota = toConnectorError(google(429, 'RESOURCE_EXHAUSTED', 'Quota exceeded'), ctx);
   expect(quota).toBeInstanceOf(RetryableError);
   expect((quota as RetryableError).retryAfterMs).toBe(31_000);
+  // Each refusal a person must act on says the next step.
   expect(toConnectorError(google(403, 'PERMISSION_DENIED', 'The caller does not have permission'), ctx).message).toBe(
-    'No permission on spreadsheet abc: share it with svc@p.iam.gserviceaccount.com as Editor (The caller does not have permission)',
+    'spreadsheet abc is not shared with svc@p.iam.gserviceaccount.com: open it, click Share, paste svc@p.iam.gserviceaccount.com, choose Editor, and send. Google said: The caller does not have permission',
   );
-  expect(toConnectorError(google(403, 'PERMISSION_DENIED', 'Google Sheets API has not been used in project 1 before or it is disabled.', 'SERVICE_DISABLED'), ctx).details.reason).toBe('SERVICE_DISABLED');
-  expect(toConnectorError(google(404, 'NOT_FOUND', 'Requested entity was not found.'), ctx)).toBeInstanceOf(ConfigurationError);
-  expect(toConnectorError(http(400, { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' }), ctx).message).toBe(
-    'Google refused the credentials (svc@p.iam.gserviceaccount.com): invalid_grant Invalid JWT Signature.',
+  const disabled = toConnectorError(
+    http(403, {
+      error: {
+        code: 403,
+        status: 'PERMISSION_DENIED',
+        message: 'Google Sheets API has not been used in project 123 before or it is disabled.',
+        details: [{ reason: 'SERVICE_DISABLED', metadata: { consumer: 'projects/123', service: 'sheets.googleapis.com' } }],
+      },
+    }),
+    ctx,
   );
+  expect(disabled.details.reason).toBe('SERVICE_DISABLED');
+  expect(disabled.message).toMatch(/^The Google Sheets API is not enabled in project 123: enable it at https:\/\/console\.cloud\.google\.com\/apis\/library\/sheets\.googleapis\.com\?project=123 \(Enable\), wait a minute, then test again\./);
+  const missing = toConnectorError(google(404, 'NOT_FOUND', 'Requested entity was not found.'), ctx);
+  expect(missing).toBeInstanceOf(ConfigurationError);
+  expect(missing.message).toMatch(/^No such spreadsheet: abc was not found\. Check the address: open the spreadsheet and copy its URL/);
+  const deleted = 'Google refused the key of svc@p.iam.gserviceaccount.com: it was deleted or disabled, or its service account was. Create a new JSON key';
+  expect(toConnectorError(http(400, { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' }), ctx).message).toMatch(new RegExp(`^${deleted}.*Google said: invalid_grant Invalid JWT Signature\\.$`));
+  expect(toConnectorError(google(401, 'UNAUTHENTICATED', 'Request had invalid authentication credentials.'), ctx).message.startsWith(deleted)).toBe(true);
   expect(toConnectorError(google(400, 'INVALID_ARGUMENT', "Range ('users'!D1) exceeds grid limits. Max rows: 2, max columns: 3"), ctx).details.reason).toBe('layout-changed');
   expect(toConnectorError(google(400, 'INVALID_ARGUMENT', 'Invalid values[0][0]'), ctx)).toBeInstanceOf(PermanentError);
   expect(toConnectorError(google(400, 'INVALID_ARGUMENT', 'This action would increase the number of cells in the workbook above the limit of 10000000 cells.'), ctx)).toBeInstanceOf(ConfigurationError);
@@ -115,7 +130,14 @@ test('settings: a spreadsheet id or createSpreadsheet, one kind of credentials, 
   expect(parse({ spreadsheetId: '1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgvE2upms' }).success).toBe(true);
   expect(parse({ createSpreadsheet: true, endpoint: 'http://127.0.0.1:8085/' }).success).toBe(true);
   expect(parse({}).error?.issues[0]?.message).toBe('set either spreadsheetId or createSpreadsheet: true (not both)');
-  expect(parse({ spreadsheetId: 'https://docs.google.com/x' }).success).toBe(false);
+  expect(parse({ spreadsheetId: 'https://docs.google.com/x' }).error?.issues[0]?.message).toMatch(/^not the address of a spreadsheet: open the spreadsheet and copy the address/);
+  // The address as the browser shows it is the id, whatever follows it.
+  const url = 'https://docs.google.com/spreadsheets/d/1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgvE2upms/edit#gid=0';
+  expect(parse({ spreadsheetId: url }).data?.spreadsheetId).toBe('1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgvE2upms');
+  expect(parse({ spreadsheetId: ` ${url.replace('/edit#gid=0', '/edit?usp=sharing')} ` }).data?.spreadsheetId).toBe('1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgvE2upms');
+  expect(parse({ spreadsheetId: url.replace('/spreadsheets/d/', '/spreadsheets/u/1/d/') }).data?.spreadsheetId).toBe('1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgvE2upms');
+  expect(parse({ spreadsheetId: 'https://docs.google.com/spreadsheets/d/e/2PACX-1vRabcdefghijklmnop/pubhtml' }).error?.issues[0]?.message).toMatch(/^this is a link published to the web/);
+  expect(parse({ spreadsheetId: 'abc' }).error?.issues[0]?.message).toMatch(/^a spreadsheet's id is the part of its address between \/d\/ and \/edit/);
   expect(parse({ createSpreadsheet: true, keyFile: '/k.json', credentials: { type: 'service_account', client_email: 'a@b.co', private_key: 'k' } }).success).toBe(false);
   expect(parse({ createSpreadsheet: true, tabs: { users: 'Data', events: 'data' } }).success).toBe(false);
   expect(parse({ createSpreadsheet: true, writeRequestsPerMinute: 301 }).success).toBe(false);
@@ -132,7 +154,7 @@ test('settings: a spreadsheet id or createSpreadsheet, one kind of credentials, 
 test('credentials: inline key, key file, none with an endpoint, else Application Default Credentials', () => {
   const key = { type: 'service_account' as const, client_email: 'svc@p.iam.gserviceaccount.com', private_key: '-----BEGIN PRIVATE KEY-----\n...' };
   expect(resolveAuth({ createSpreadsheet: true, credentials: key }).identity).toBe('svc@p.iam.gserviceaccount.com');
-  expect(resolveAuth({ createSpreadsheet: true, keyFile: '/etc/key.json' })).toMatchObject({ identity: 'key file /etc/key.json' });
+  expect(resolveAuth({ createSpreadsheet: true, keyFile: '/etc/key.json' })).toMatchObject({ identity: 'key file /etc/key.json' }); // unreadable: named by its path
   expect(resolveAuth({ createSpreadsheet: true, endpoint: 'http://127.0.0.1:1/' })).toEqual({ client: undefined, identity: 'anonymous at http://127.0.0.1:1/' });
   expect(resolveAuth({ createSpreadsheet: true }).client).toBeDefined();
 });

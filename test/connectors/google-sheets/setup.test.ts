@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigurationError, RetryableError } from '../../../connectors/errors';
 import { event, OK, rowsOf, startHarness, user, type Harness } from './harness';
@@ -51,13 +51,34 @@ test('createSpreadsheet with a service account, which Google lets own no files: 
 test('wrong id, no permission, API disabled: ConfigurationError with a readable message', async () => {
   const missing = await h.open({ spreadsheetId: 'x'.repeat(44) });
   await expect(missing.test(signal())).rejects.toThrow(ConfigurationError);
-  await expect(missing.test(signal())).rejects.toThrow(`spreadsheet ${'x'.repeat(44)} was not found: check spreadsheetId`);
+  await expect(missing.test(signal())).rejects.toThrow(`No such spreadsheet: ${'x'.repeat(44)} was not found. Check the address`);
   const w = await h.open();
   h.fake.denied.add('anonymous');
-  await expect(h.write(w, [event(h.clock)])).rejects.toThrow(/No permission on spreadsheet .*: share it with anonymous at http:\/\/127\.0\.0\.1:\d+\/ as Editor/);
+  await expect(h.write(w, [event(h.clock)])).rejects.toThrow(/spreadsheet .* is not shared with anonymous at http:\/\/127\.0\.0\.1:\d+\/: share it with the service account whose credentials the relay uses/);
   h.fake.denied.clear();
   h.fake.apiDisabled = true;
   await expect(w.test(signal())).rejects.toMatchObject({ kind: 'configuration', details: { reason: 'SERVICE_DISABLED' } });
+});
+
+test('a service-account key, pasted or as a file: its e-mail in every message; not shared, then deleted: the next step to take', async () => {
+  const key = h.fake.accounts.create('tributary');
+  const email = 'tributary@tributary-test.iam.gserviceaccount.com';
+  // With the fake's endpoint the key signs its own JWTs, which the fake checks against the key.
+  const pasted = await h.open({ credentials: { ...key } });
+  await pasted.test(signal());
+  expect(h.fake.requests.at(-1)!.credential).toBe(email);
+
+  const file = path.join(h.dataDir, 'key.json');
+  writeFileSync(file, JSON.stringify(key), { mode: 0o600 });
+  const fromFile = await h.open({ keyFile: file });
+  h.fake.denied.add(email);
+  await expect(fromFile.test(signal())).rejects.toThrow(`spreadsheet ${h.spreadsheetId} is not shared with ${email}: open it, click Share, paste ${email}, choose Editor, and send.`);
+  h.fake.denied.clear();
+
+  h.fake.accounts.deleteKey(key.private_key_id);
+  const refused = await pasted.test(signal()).catch((e: unknown) => e);
+  expect(refused).toBeInstanceOf(ConfigurationError);
+  expect((refused as Error).message).toMatch(new RegExp(`^Google refused the key of ${email.replace(/\./g, '\\.')}: it was deleted or disabled`));
 });
 
 test('capacity with whenFull: pause: delivery pauses before the cell limit, and resumes once an old month is deleted', async () => {

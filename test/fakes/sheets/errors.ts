@@ -40,6 +40,15 @@ export function unauthenticated(): GoogleApiError {
   return new GoogleApiError(401, 'UNAUTHENTICATED', 'Request is missing required authentication credential. Expected OAuth 2 access token, login cookie or other valid authentication credential.');
 }
 
+/** Google's answer to a bearer token it cannot accept: a deleted key, a bad signature, an expired token. */
+export function invalidCredentials(): GoogleApiError {
+  return new GoogleApiError(
+    401,
+    'UNAUTHENTICATED',
+    'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.',
+  );
+}
+
 /** The 429 Sheets answers past a per-minute quota (https://developers.google.com/workspace/sheets/api/limits). */
 export function quotaExceeded(kind: 'Read' | 'Write', scope: 'user' | 'project', project: string): GoogleApiError {
   const limit = `${kind}RequestsPerMinute${scope === 'user' ? 'PerUser' : ''}`;

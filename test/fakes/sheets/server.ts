@@ -1,12 +1,16 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RenderedValue, ValueRenderOption } from './cells';
-import { GoogleApiError, internalError, invalidArgument, notFound, permissionDenied, quotaExceeded, serviceDisabled, storageQuotaExceeded, unauthenticated, unavailable } from './errors';
+import { ServiceAccounts } from '../service-accounts';
+import { GoogleApiError, internalError, invalidArgument, invalidCredentials, notFound, permissionDenied, quotaExceeded, serviceDisabled, storageQuotaExceeded, unauthenticated, unavailable } from './errors';
 import { FaultPlan, isWrite, type SheetsMethod } from './faults';
 import { GOOGLE_QUOTAS, QuotaMeter, type QuotaLimits } from './quota';
 import { handle, matchRoute, newSpreadsheetId } from './routes';
 import type { Sheet } from './sheet';
 import { GOOGLE_CELL_LIMIT, Spreadsheet } from './spreadsheet';
+
+/** The scope a token must carry (https://developers.google.com/workspace/sheets/api/scopes). */
+const SHEETS_SCOPE = 'https://www.googleapis.com/auth/spreadsheets';
 
 /** The project number in the fake's quota and service-disabled messages. */
 const PROJECT_NUMBER = '123456789012';
@@ -32,14 +36,18 @@ export interface LoggedRequest {
 
 /**
  * A stateful Sheets API v4 server on 127.0.0.1 for tests and benchmarks. Point googleapis at it
- * with `rootUrl: fake.url`. The credential is the bearer token, or `anonymous` without one.
+ * with `rootUrl: fake.url`. The credential is the bearer token, or `anonymous` without one; a
+ * bearer token that is a JWT must be one a key of `accounts` signed (a self-signed JWT with the
+ * Sheets scope), and its credential is the service account's e-mail.
  */
 export class SheetsFake {
   readonly spreadsheets = new Map<string, Spreadsheet>();
   readonly faults = new FaultPlan();
   readonly quota: QuotaMeter;
   readonly requests: LoggedRequest[] = [];
-  /** Credentials answered 403 PERMISSION_DENIED (no access to any spreadsheet). */
+  /** Service accounts and their keys: the signers of the JWTs this API accepts. */
+  readonly accounts = new ServiceAccounts();
+  /** Credentials answered 403 PERMISSION_DENIED (no access to any spreadsheet: none is shared with them). */
   readonly denied = new Set<string>();
   /**
    * Credentials that may not own files: Google gives service accounts no Drive storage, so their
@@ -118,9 +126,12 @@ export class SheetsFake {
     const url = new URL(req.url ?? '/', 'http://fake');
     const route = matchRoute(req.method ?? 'GET', url.pathname);
     const auth = req.headers.authorization;
-    const credential = auth?.startsWith('Bearer ') ? auth.slice(7) : 'anonymous';
+    const bearer = auth?.startsWith('Bearer ') ? auth.slice(7) : 'anonymous';
+    const signer = ServiceAccounts.isJwt(bearer) ? this.accounts.verify(bearer, SHEETS_SCOPE, this.clock()) : undefined;
+    const credential = signer === undefined ? bearer : 'email' in signer ? signer.email : `refused:${signer.refused}`;
     const raw = await readBody(req);
     if (!route) return send(res, notFound().code, notFound().body());
+    if (signer && 'refused' in signer) return send(res, 401, invalidCredentials().body());
     const entry: LoggedRequest = { method: route.method, credential, status: 0, at: this.clock(), ...(route.range ? { range: route.range } : {}) };
     this.requests.push(entry);
     const fault = this.faults.take(route.method);
