@@ -4,7 +4,8 @@ import { withDeadline } from '../../src/core/deadline';
 import { RetryableError } from '../errors';
 import { writeStopped } from '../shared/write-guard';
 import type { ResolvedSettings } from './config';
-import { toConnectorError } from './errors';
+import { toConnectorError, type CallContext } from './errors';
+import { keyFileEmail } from '../shared/key-file';
 import { Opaque } from './opaque';
 import { rowObjects, type QueryParameter, type QueryResponse } from './query-params';
 
@@ -75,16 +76,20 @@ export class BigQueryApi {
   /** Server-side wait per query call, kept under this destination's time limit per call. */
   private readonly queryWaitMs: number;
 
+  private readonly context: CallContext;
+
   constructor(private readonly s: ResolvedSettings) {
     this.queryWaitMs = Math.min(QUERY_WAIT_MS, Math.floor(s.requestTimeoutMs / 2));
     this.client = new BigQuery(clientOptions(s));
+    const identity = s.credentials?.client_email ?? (s.keyFile ? (keyFileEmail(s.keyFile) ?? `key file ${s.keyFile}`) : s.endpoint ? `anonymous at ${s.endpoint}` : 'application default credentials');
+    this.context = { projectId: s.projectId, dataset: s.dataset, identity };
   }
 
   private async call<T>(what: string, signal: AbortSignal, fn: () => Promise<T>): Promise<T> {
     try {
       return await bounded(what, signal, this.s.requestTimeoutMs, fn());
     } catch (err) {
-      throw toConnectorError(err, what);
+      throw toConnectorError(err, what, this.context);
     }
   }
 
@@ -128,7 +133,7 @@ export class BigQueryApi {
     } catch (err) {
       const partial = (err as { name?: unknown; response?: { insertErrors?: unknown } }).response?.insertErrors;
       if ((err as { name?: unknown }).name === 'PartialFailureError' && Array.isArray(partial)) return partial as RowErrors[];
-      throw toConnectorError(err, what);
+      throw toConnectorError(err, what, this.context);
     }
   }
 

@@ -44,11 +44,41 @@ const RETRY_REASONS = new Set(['rateLimitExceeded', 'quotaExceeded', 'backendErr
  */
 export const isConcurrentUpdate = (message: string): boolean => /concurrent update|could not serialize access/i.test(message);
 
+/** Where a call went and as whom, for messages that say what to do. */
+export interface CallContext {
+  projectId: string;
+  dataset: string;
+  /** The service account's e-mail, or how the credentials are named when there is none. */
+  identity: string;
+}
+
+/**
+ * The next step for a refusal only the owner can fix (https://cloud.google.com/bigquery/docs/error-messages),
+ * or undefined when there is nothing better to say than Google's words.
+ */
+function nextStep(status: number, reason: string | undefined, message: string, ctx: CallContext): string | undefined {
+  const project = ctx.projectId;
+  if (reason === 'accessNotConfigured' || /has not been used in project|is disabled/i.test(message)) {
+    return `The BigQuery API is not enabled in project ${project}: enable it at https://console.cloud.google.com/apis/library/bigquery.googleapis.com?project=${project} (Enable), wait a minute, then test again.`;
+  }
+  if (reason === 'billingNotEnabled') {
+    return `Billing is not enabled for project ${project}, and BigQuery's streaming inserts need it: link a billing account at https://console.cloud.google.com/billing/linkedaccount?project=${project}.`;
+  }
+  if (status === 401) {
+    return `Google refused the key of ${ctx.identity}: it was deleted or disabled, or its service account was. Create a new JSON key (https://console.cloud.google.com/iam-admin/serviceaccounts?project=${project} → the account → Keys → Add key → JSON) and use it instead.`;
+  }
+  if (status === 403 && (reason === 'accessDenied' || /permission|access denied/i.test(message))) {
+    return `${ctx.identity} may not do this in ${project}.${ctx.dataset}: grant it the role BigQuery Data Editor on the dataset (BigQuery → the dataset → Share → Manage permissions → Add principal) and BigQuery Job User on the project (https://console.cloud.google.com/iam-admin/iam?project=${project} → Grant access).`;
+  }
+  return undefined;
+}
+
 /** A client error as the framework's error class; `what` names the call for the message. */
-export function toConnectorError(err: unknown, what: string): ConnectorError {
+export function toConnectorError(err: unknown, what: string, ctx?: CallContext): ConnectorError {
   if (err instanceof ConnectorError) return err;
   const { status, reason, message } = errorInfo(err);
-  const text = `BigQuery ${what} failed: ${message}`;
+  const step = status !== undefined && ctx ? nextStep(status, reason, message, ctx) : undefined;
+  const text = step ? `${step} Google said (${what}): ${message}` : `BigQuery ${what} failed: ${message}`;
   const details = { status, reason, cause: err };
   if (status === undefined) {
     // No HTTP answer: refused or reset connection, timeout, DNS. The request may or may not have

@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { auth } from 'googleapis/build/src/apis/sheets';
+import { keyFileEmail } from '../shared/key-file';
 import type { GoogleSheetsSettings } from './config';
 
 /** Read and write cells, create spreadsheets (https://developers.google.com/workspace/sheets/api/scopes). */
@@ -12,16 +12,6 @@ export interface ResolvedAuth {
   client: SheetsAuth | undefined;
   /** Names the credential, for shared budgets and messages; never secret. */
   identity: string;
-}
-
-/** The service account's e-mail in a key file, or undefined when the file cannot be read as one. */
-export function keyFileEmail(file: string): string | undefined {
-  try {
-    const key = JSON.parse(readFileSync(file, 'utf8')) as { client_email?: unknown };
-    return typeof key.client_email === 'string' ? key.client_email : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /**

@@ -76,7 +76,15 @@ describe('destinations test and errors', () => {
     bq.fake.faults.inject('datasets.get', { kind: 'error', status, reason, message: `${reason} from the fake` });
     const err = await api.getDataset(signal()).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(type);
-    expect(err).toMatchObject({ message: `BigQuery datasets.get failed: ${reason} from the fake`, details: { status, reason } });
+    expect(err).toMatchObject({ details: { status, reason } });
+    // What only the owner can fix says the next step, then Google's words.
+    const steps: Record<string, RegExp> = {
+      accessDenied: new RegExp(`^anonymous at ${bq.fake.url.replace(/[./]/g, '\\$&')} may not do this in ${PROJECT}\\.any: grant it the role BigQuery Data Editor on the dataset .* and BigQuery Job User on the project`),
+      accessNotConfigured: new RegExp(`^The BigQuery API is not enabled in project ${PROJECT}: enable it at https://console\\.cloud\\.google\\.com/apis/library/bigquery\\.googleapis\\.com\\?project=${PROJECT}`),
+      authError: /^Google refused the key of anonymous at .*: it was deleted or disabled/,
+    };
+    expect((err as Error).message).toMatch(steps[reason] ?? new RegExp(`^BigQuery datasets.get failed: ${reason} from the fake$`));
+    if (steps[reason]) expect((err as Error).message).toMatch(new RegExp(`Google said \\(datasets.get\\): ${reason} from the fake$`));
   });
 
   it('reports a disabled API during destinations test as a configuration error', async () => {
