@@ -25,6 +25,8 @@ const AddBody = z.strictObject({
  */
 const UpdateBody = z.strictObject({ settings: Settings.optional(), enabled: z.boolean().optional(), rules: z.unknown().optional() });
 
+const TestSettingsBody = z.strictObject({ type: z.string().min(1), id: z.string().optional(), settings: Settings.optional() });
+
 const PreviewBody = z.strictObject({
   /** Whose saved rules to use when `rules` is not given. */
   destination: z.string().optional(),
@@ -81,6 +83,14 @@ export function registerDestinationRoutes(router: Router, deps: AdminDeps): void
   });
 
   // A failing destination is a result to show, not an error of this request: always 200, `ok` says which.
+  // Before saving (the console's Test): nothing is stored; a saved destination's secrets fill in `[redacted]`.
+  router.post(`${base}/test-settings`, async (ctx) => {
+    const { id, type, settings = {} } = await readBody(ctx, TestSettingsBody);
+    const saved = id ? (await destinations.list(ctx.params.id!)).find((d) => d.id === id) : undefined;
+    const filled = saved ? restoreRedacted(settings, saved.settings) : settings;
+    ctx.body = await destinations.testSettings(ctx.params.id!, { type, id, settings: filled }, TEST_TIMEOUT_MS);
+  });
+
   router.post(`${base}/:dest/test`, async (ctx) => {
     ctx.body = await destinations.test(ctx.params.id!, ctx.params.dest!, TEST_TIMEOUT_MS);
   });

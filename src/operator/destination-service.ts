@@ -4,6 +4,7 @@ import type { Logger } from '../core/logger';
 import type { TrackerStore } from '../core/trackers/store';
 import { DestinationSchema, describeIssues, type Destination, type Tracker } from '../core/trackers/types';
 import { DestinationRulesSchema, hasRules, type DestinationRules } from '../core/rules/schema';
+import { forgetKeyFile, keepKeyAsFile } from './key-files';
 
 export type DestinationServiceErrorCode = 'TRACKER_NOT_FOUND' | 'DESTINATION_NOT_FOUND' | 'DESTINATION_EXISTS' | 'UNKNOWN_TYPE' | 'INVALID_SETTINGS' | 'INVALID_RULES';
 
@@ -110,7 +111,7 @@ export class DestinationService {
       let id = input.id ?? input.type;
       if (input.id && taken.has(id)) throw new DestinationServiceError('DESTINATION_EXISTS', `Tracker ${trackerId} already has a destination ${id}.`, 'id');
       for (let n = 2; taken.has(id); n++) id = `${input.type}-${n}`;
-      const parsed = DestinationSchema.safeParse({ id, type: input.type, enabled: input.enabled ?? true, settings, ...(rules ? { rules } : {}) });
+      const parsed = DestinationSchema.safeParse({ id, type: input.type, enabled: input.enabled ?? true, settings: keepKeyAsFile(this.dataDir, tracker.id, id, settings), ...(rules ? { rules } : {}) });
       if (!parsed.success) throw new DestinationServiceError('INVALID_SETTINGS', describeIssues(parsed.error), parsed.error.issues[0]?.path.join('.'));
       added = parsed.data;
       return { ...current, destinations: [...current.destinations, parsed.data] };
@@ -122,7 +123,7 @@ export class DestinationService {
     const current = await this.get(trackerId, destinationId);
     const next: Destination = {
       ...current,
-      settings: changes.settings ? this.checkSettings(current.type, changes.settings) : current.settings,
+      settings: changes.settings ? keepKeyAsFile(this.dataDir, trackerId, destinationId, this.checkSettings(current.type, changes.settings)) : current.settings,
       enabled: changes.enabled ?? current.enabled,
     };
     if (changes.rules !== undefined) {
@@ -143,14 +144,29 @@ export class DestinationService {
       if (!t.destinations.some((d) => d.id === destinationId)) throw new DestinationServiceError('DESTINATION_NOT_FOUND', `Tracker ${trackerId} has no destination ${destinationId}.`);
       return { ...t, destinations: t.destinations.filter((d) => d.id !== destinationId) };
     });
+    forgetKeyFile(this.dataDir, trackerId, destinationId);
   }
 
   /** A harmless round trip through the connector (e.g. make sure the tables exist). */
   async test(trackerId: string, destinationId: string, timeoutMs = 30_000): Promise<TestResult> {
     const destination = await this.get(trackerId, destinationId);
-    const connector = this.registry.get(destination.type);
-    if (!connector) return { ok: false, error: { kind: 'configuration', message: `Unknown destination type "${destination.type}".` } };
-    const settings = connector.settingsSchema.safeParse(destination.settings);
+    return this.tryConnector(trackerId, destination.id, destination.type, destination.settings, timeoutMs);
+  }
+
+  /**
+   * The same test on settings not saved yet (the console's "Test" before "Add"): checked as saving
+   * checks them, then the connector's round trip. A refusal of the settings is a failed test, not
+   * an error, so the form shows it where it shows the connector's. Nothing is stored.
+   */
+  async testSettings(trackerId: string, input: { type: string; id?: string | undefined; settings: Record<string, unknown> }, timeoutMs = 30_000): Promise<TestResult> {
+    await this.tracker(trackerId);
+    return this.tryConnector(trackerId, input.id ?? input.type, input.type, input.settings, timeoutMs);
+  }
+
+  private async tryConnector(trackerId: string, destinationId: string, type: string, raw: Record<string, unknown>, timeoutMs: number): Promise<TestResult> {
+    const connector = this.registry.get(type);
+    if (!connector) return { ok: false, error: { kind: 'configuration', message: `Unknown destination type "${type}".` } };
+    const settings = connector.settingsSchema.safeParse(raw);
     if (!settings.success) return { ok: false, error: { kind: 'configuration', message: describeIssues(settings.error, 'settings') } };
     const signal = AbortSignal.timeout(timeoutMs);
     try {

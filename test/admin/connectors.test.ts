@@ -59,7 +59,10 @@ test('google-sheets: spreadsheet, tabs and rollover are described', async () => 
   expect(schema.type).toBe('object');
   const props = schema.properties!;
   expect(Object.keys(props)).toEqual(expect.arrayContaining(['spreadsheetId', 'createSpreadsheet', 'title', 'keyFile', 'credentials', 'endpoint', 'tabs', 'rollover', 'writeRequestsPerMinute', 'maxCells']));
-  expect(props.spreadsheetId).toMatchObject({ type: 'string', pattern: '^[A-Za-z0-9_-]{10,200}$' });
+  // The full address may be pasted (the server keeps its id), so the form checks no pattern.
+  expect(props.spreadsheetId).toMatchObject({ type: 'string' });
+  expect(props.spreadsheetId!.pattern).toBeUndefined();
+  expect(props.spreadsheetId!.description).toMatch(/paste its address as the browser shows it/);
   expect(props.createSpreadsheet).toMatchObject({ type: 'boolean' });
   expect(props.rollover).toMatchObject({ type: 'string', enum: ['monthly', 'none'] });
   expect(props.tabs).toMatchObject({ type: 'object', properties: { users: { type: 'string' }, sessions: { type: 'string' }, events: { type: 'string' } } });

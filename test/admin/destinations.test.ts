@@ -1,3 +1,5 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { deliveryKeys, recentRecordsKey } from '../../jobs/keys';
 import { entryFields } from '../../jobs/stream-entries';
 import { stringifyExactJson } from '../../src/core/records/exact-json';
@@ -80,23 +82,46 @@ describe('PATCH and DELETE /trackers/:id/destinations/:dest', () => {
   });
 });
 
-describe('inline credentials', () => {
-  test('are redacted in every answer and kept when sent back redacted', async () => {
+describe('a pasted service-account key', () => {
+  test('is kept as a file of its own (0600) under DATA_DIR, never in Redis nor in any answer; replaced by a new one, deleted with its destination', async () => {
     const id = await tracker();
-    const added = await admin.post(`/trackers/${id}/destinations`, { type: 'google-sheets', id: 'sheet', settings: SHEETS });
+    const file = path.join(admin.api.dataDir, 'keys', id, 'sheet.json');
+    const added = await admin.post(`/trackers/${id}/destinations`, { type: 'google-sheets', id: 'sheet', settings: { ...SHEETS, spreadsheetId: `https://docs.google.com/spreadsheets/d/${SHEETS.spreadsheetId}/edit#gid=0` } });
     expect(added.status).toBe(201);
-    expect(added.body.settings).toEqual({ spreadsheetId: SHEETS.spreadsheetId, credentials: '[redacted]' });
+    // The address is stored as the id; the key as the file's path.
+    expect(added.body.settings).toEqual({ spreadsheetId: SHEETS.spreadsheetId, keyFile: file });
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(KEY);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(path.dirname(file)).mode & 0o777).toBe(0o700);
 
-    const list = await admin.get(`/trackers/${id}/destinations`);
-    expect(JSON.stringify(list.body)).not.toContain('PRIVATE KEY');
-    expect(list.body.destinations[0].settings.credentials).toBe('[redacted]');
-    for (const url of [`/trackers/${id}`, '/trackers']) expect(JSON.stringify((await admin.get(url)).body)).not.toContain('PRIVATE KEY');
+    const stored = await admin.api.runtime.store.get(id);
+    expect(JSON.stringify(stored)).not.toContain('PRIVATE KEY');
+    for (const url of [`/trackers/${id}`, '/trackers', `/trackers/${id}/destinations`]) expect(JSON.stringify((await admin.get(url)).body)).not.toContain('PRIVATE KEY');
 
     const edited = await admin.patch(`/trackers/${id}/destinations/sheet`, { settings: { ...added.body.settings, title: 'Shop' } });
-    expect(edited.status).toBe(200);
-    expect(edited.body.settings).toEqual({ spreadsheetId: SHEETS.spreadsheetId, credentials: '[redacted]', title: 'Shop' });
-    const stored = await admin.api.runtime.store.get(id);
-    expect(stored!.destinations[0]!.settings).toEqual({ ...SHEETS, title: 'Shop' });
+    expect(edited.body.settings).toEqual({ spreadsheetId: SHEETS.spreadsheetId, keyFile: file, title: 'Shop' });
+    const newKey = { ...KEY, client_email: 'other@project.iam.gserviceaccount.com' };
+    const replaced = await admin.patch(`/trackers/${id}/destinations/sheet`, { settings: { spreadsheetId: SHEETS.spreadsheetId, credentials: newKey } });
+    expect(replaced.body.settings).toEqual({ spreadsheetId: SHEETS.spreadsheetId, keyFile: file });
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(newKey);
+
+    await admin.del(`/trackers/${id}/destinations/sheet`).expect(200);
+    expect(existsSync(file)).toBe(false);
+  });
+});
+
+describe('POST /trackers/:id/destinations/test-settings', () => {
+  test('tests settings before they are saved, and saves nothing', async () => {
+    const id = await tracker();
+    const ok = await admin.post(`/trackers/${id}/destinations/test-settings`, { type: 'memory', settings: { name: 'm' } });
+    expect(ok.status).toBe(200);
+    expect(ok.body).toEqual({ ok: true, notes: ['memory destination m'] });
+    const refused = await admin.post(`/trackers/${id}/destinations/test-settings`, { type: 'google-sheets', settings: { spreadsheetId: 'https://example.com/sheet' } });
+    expect(refused.status).toBe(200);
+    expect(refused.body.ok).toBe(false);
+    expect(refused.body.error.message).toMatch(/not the address of a spreadsheet: open the spreadsheet and copy the address/);
+    expect((await admin.get(`/trackers/${id}/destinations`)).body.destinations).toEqual([]);
+    expect((await admin.post(`/trackers/nope/destinations/test-settings`, { type: 'memory', settings: {} })).status).toBe(404);
   });
 });
 

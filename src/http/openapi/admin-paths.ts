@@ -115,6 +115,14 @@ export const ADMIN_PATHS: Record<string, PathItem> = {
       errors: ['AdminNotFound', 'AdminConflict'],
     }),
   }),
+  '/admin/api/trackers/{id}/destinations/test-settings': withPath([tracker], {
+    post: op('testDestinationSettings', {
+      summary: 'The test of a destination before it is saved: its settings checked as saving checks them, then the same round trip as a saved one’s test. Nothing is stored. With `id` of a saved destination, `[redacted]` keeps its stored secret.',
+      body: object({ type: str, id: str, settings: { type: 'object' } }, ['type']),
+      ok: ['200', 'The result, failing or not; a failure says the next step to take.', object({ ok: { type: 'boolean' }, notes: { type: 'array', items: str }, error: object({ kind: str, message: str }) })],
+      errors: ['AdminNotFound'],
+    }),
+  }),
   '/admin/api/trackers/{id}/destinations/{dest}': withPath([tracker, dest], {
     patch: op('updateDestination', { summary: 'Replace settings or rules (`rules: null` removes them), enable or disable; `[redacted]` keeps a stored secret.', body: object({ settings: { type: 'object' }, enabled: { type: 'boolean' }, rules: { oneOf: [ref('schemas/DestinationRules'), { type: 'null' }] } }), ok: ['200', 'The destination.', ref('schemas/Destination')], errors: ['AdminNotFound'] }),
     delete: op('removeDestination', { summary: 'Remove a destination with its queued records and dead letters.', ok: ['200', 'What was discarded.', object({ removed: str, discarded: object({ queued: int, deadLetters: int }) })], errors: ['AdminNotFound'] }),
