@@ -75,10 +75,32 @@ export interface TestReport {
 
 export type DestinationDetails = Record<string, string | number | boolean | null>;
 
+/** One thing to do outside Tributary before a destination can work, with the page where it is done. */
+export interface SetupStep {
+  text: string;
+  url?: string;
+}
+
+/**
+ * How the console guides someone through a first setup: the few settings that matter first, every
+ * other one under "Advanced" with its default, and the steps to take elsewhere (a cloud console).
+ */
+export interface SetupGuide {
+  /** Settings shown first, in this order, with a label a person understands. */
+  primary: Array<{ setting: string; label: string; hint: string }>;
+  /** The setting that takes a service-account key, pasted or uploaded as the file the provider gives. */
+  keySetting?: string;
+  /** What to do with the key's account once it is known; `{email}` stands for its e-mail. */
+  afterKey?: string;
+  steps: SetupStep[];
+}
+
 export interface Connector<S = unknown> {
   /** The destination `type` this connector serves, e.g. `local`. */
   readonly type: string;
   readonly description: string;
+  /** A guided first setup in the console; without one, every setting is shown alike. */
+  readonly setup?: SetupGuide;
   /** Checked when a destination is saved and again when a worker opens it. */
   readonly settingsSchema: z.ZodType<S>;
   readonly batch: BatchLimits;

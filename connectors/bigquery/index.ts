@@ -1,3 +1,4 @@
+import { googleCloudSteps } from '../shared/google-setup';
 import type { Connector } from '../types';
 import { BigQuerySettingsSchema, type BigQuerySettings } from './config';
 import { createBigQueryWriter } from './writer';
@@ -72,6 +73,19 @@ export const bigqueryConnector: Connector<BigQuerySettings> = {
   type: 'bigquery',
   description: 'A BigQuery dataset: events partitioned by day and streamed, users and sessions merged by key.',
   settingsSchema: BigQuerySettingsSchema,
+  setup: {
+    primary: [
+      { setting: 'projectId', label: 'Project ID', hint: 'The ID of the Google Cloud project (under its name on the dashboard, e.g. tributary-471210), not its name.' },
+      { setting: 'dataset', label: 'Dataset', hint: 'Created if it does not exist, e.g. tributary.' },
+    ],
+    keySetting: 'credentials',
+    afterKey: 'Grant {email} the roles BigQuery Data Editor (on the dataset, or the project so that Tributary may create it) and BigQuery Job User (on the project): IAM & Admin → Grant access → paste this address.',
+    steps: [
+      { text: 'Create a Google Cloud project, or choose one you have, and note its Project ID.', url: 'https://console.cloud.google.com/projectcreate' },
+      { text: 'Link a billing account to the project: BigQuery accepts streamed rows only with billing (the free tier still applies).', url: 'https://console.cloud.google.com/billing/linkedaccount' },
+      ...googleCloudSteps('BigQuery API', 'bigquery.googleapis.com', 'BigQuery Data Editor and BigQuery Job User').slice(1),
+    ],
+  },
   // 2 000 records make 4 insertAll requests of 500 rows (BigQuery's recommended size) and one
   // MERGE per table; a batch waits at most 1 s to fill. MERGEs on a table never overlap (one loop
   // per destination, one lock per table), far inside BigQuery's 2 running + 20 queued DML per table.

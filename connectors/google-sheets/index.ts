@@ -1,4 +1,5 @@
 import { sleep } from '../../src/core/sleep';
+import { googleCloudSteps } from '../shared/google-setup';
 import type { Connector } from '../types';
 import { BATCH_LIMITS, GoogleSheetsSettingsSchema, type GoogleSheetsSettings } from './config';
 import { SheetsWriter, type WriterDeps } from './writer';
@@ -77,6 +78,12 @@ export function createGoogleSheetsConnector(deps: Partial<WriterDeps> = {}): Con
     type: 'google-sheets',
     description: 'A Google Sheets spreadsheet: users, sessions and monthly events tabs, within the Sheets API quotas.',
     settingsSchema: GoogleSheetsSettingsSchema,
+    setup: {
+      primary: [{ setting: 'spreadsheetId', label: 'Spreadsheet', hint: 'Paste the address of the spreadsheet from the browser, e.g. https://docs.google.com/spreadsheets/d/1BxiMV…/edit#gid=0.' }],
+      keySetting: 'credentials',
+      afterKey: 'Share the spreadsheet with {email} as Editor: open it, click Share, paste this address, choose Editor, untick Notify people, and click Share.',
+      steps: [...googleCloudSteps('Google Sheets API', 'sheets.googleapis.com', undefined), { text: 'Share the spreadsheet with the service account’s e-mail as Editor (shown below once you give the key).' }],
+    },
     batch: BATCH_LIMITS,
     // The writer finds where rows go from the sheet it last read: a second writer would write over its rows.
     singleWriter: true,

@@ -13,7 +13,7 @@ export function registerConnectorRoutes(router: Router, deps: AdminDeps): void {
         const connector = deps.connectors.get(type)!;
         // Refinements and transforms have no JSON Schema form; the server checks them on save anyway.
         const settingsSchema = z.toJSONSchema(connector.settingsSchema, { io: 'input', unrepresentable: 'any' });
-        return { type, description: connector.description, settingsSchema };
+        return { type, description: connector.description, settingsSchema, ...(connector.setup && { setup: connector.setup }) };
       }),
     };
     // As text: the redaction every admin answer passes would blank the schema of a `credentials` setting.

@@ -117,7 +117,7 @@ export function registerDestinationsCommands(program: Command): void {
         const settings = mergeSettings(opts.settingsJson, opts.setting);
         const rules = rulesFromFlags(undefined, opts) ?? undefined;
         const added = await service.add(trackerId, { type: opts.type, id: opts.id, settings, enabled: !opts.disabled, ...(rules ? { rules } : {}) });
-        print(opts.json ? json(added) : renderAdded(trackerId, added));
+        print(opts.json ? json(added) : renderAdded(trackerId, added, service.setupGuide(added.type)));
       }),
     );
   addRuleOptions(add, false);

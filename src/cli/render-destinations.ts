@@ -1,3 +1,4 @@
+import type { SetupGuide } from '../../connectors/types';
 import type { TestResult } from '../operator/destination-service';
 import type { Destination } from '../core/trackers/types';
 import type { DestinationView } from '../operator/delivery-admin';
@@ -79,10 +80,21 @@ ${backlogLine(trackerId, backlog)}` : hint;
   return out.join('\n');
 }
 
-export function renderAdded(trackerId: string, d: Destination): string {
+/**
+ * `guide`: the destination type's first setup. When no key was given, its steps are printed: the
+ * destination then uses the host's Application Default Credentials, which a first-time user has not.
+ */
+export function renderAdded(trackerId: string, d: Destination, guide?: SetupGuide): string {
   const settings = Object.keys(d.settings).length === 0 ? 'default settings' : `settings ${json(d.settings).replace(/\s*\n\s*/g, ' ')}`;
   const lines = [`Added destination ${d.id} (${d.type}, ${settings}) to tracker ${trackerId}${d.enabled ? '' : ', disabled'}.`];
   lines.push(d.enabled ? 'Records accepted from now on are delivered to it.' : `Records are not sent to it until: tributary destinations enable ${trackerId} ${d.id}`);
+  if (guide?.keySetting && d.settings[guide.keySetting] === undefined && d.settings.keyFile === undefined && d.settings.endpoint === undefined) {
+    lines.push('', 'No service-account key given: it will use the Application Default Credentials of the host that delivers it, if it has any. To give it a key:');
+    guide.steps.forEach((step, i) => lines.push(`  ${i + 1}. ${step.text}${step.url ? `\n     ${step.url}` : ''}`));
+    lines.push(`  ${guide.steps.length + 1}. tributary destinations update ${trackerId} ${d.id} --setting keyFile=/path/to/the-key.json`);
+    if (guide.afterKey) lines.push(`  ${guide.steps.length + 2}. ${guide.afterKey.replace('{email}', "the key's client_email")}`);
+    lines.push('');
+  }
   lines.push(`Check it: tributary destinations test ${trackerId} ${d.id}`);
   return lines.join('\n');
 }

@@ -1,5 +1,6 @@
 import type { ConnectorRegistry } from '../../connectors/registry';
 import { ConnectorError } from '../../connectors/errors';
+import type { SetupGuide } from '../../connectors/types';
 import type { Logger } from '../core/logger';
 import type { TrackerStore } from '../core/trackers/store';
 import { DestinationSchema, describeIssues, type Destination, type Tracker } from '../core/trackers/types';
@@ -145,6 +146,11 @@ export class DestinationService {
       return { ...t, destinations: t.destinations.filter((d) => d.id !== destinationId) };
     });
     forgetKeyFile(this.dataDir, trackerId, destinationId);
+  }
+
+  /** The first setup a destination type guides, if it has one (connectors/types.ts). */
+  setupGuide(type: string): SetupGuide | undefined {
+    return this.registry.get(type)?.setup;
   }
 
   /** A harmless round trip through the connector (e.g. make sure the tables exist). */

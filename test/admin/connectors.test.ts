@@ -35,7 +35,8 @@ test("lists the registry's types, sorted, each with a description", async () => 
   expect(res.headers['cache-control']).toBe('no-store');
   expect(res.body.connectors.map((c: ConnectorView) => c.type)).toEqual(['google-sheets', 'local', 'memory']);
   for (const c of res.body.connectors as ConnectorView[]) {
-    expect(Object.keys(c).sort()).toEqual(['description', 'settingsSchema', 'type']);
+    // A guided first setup where the type has one (Google's); the others show every setting alike.
+    expect(Object.keys(c).sort()).toEqual(c.type === 'google-sheets' ? ['description', 'settingsSchema', 'setup', 'type'] : ['description', 'settingsSchema', 'type']);
     expect(c.description).toEqual(expect.any(String));
     expect(c.description.length).toBeGreaterThan(0);
     expect(c.settingsSchema.type).toBe('object');
@@ -52,6 +53,15 @@ test('local: every setting optional, unknown keys refused, limits included', asy
   expect(schema.properties!.releaseAfterIdleMs).toMatchObject({ type: 'integer', minimum: 0, maximum: 600_000 });
   expect(schema.properties!.maxColumns).toMatchObject({ type: 'integer', minimum: 0, maximum: 10_000 });
   expect(schema.properties!.batchRecords).toMatchObject({ type: 'integer', minimum: 1, maximum: 50_000 });
+});
+
+test('google-sheets: a guided setup with the spreadsheet first, the key, and the steps in Google Cloud with their pages', async () => {
+  const res = await admin.get('/connectors');
+  const sheets = (res.body.connectors as Array<ConnectorView & { setup: { primary: Array<{ setting: string }>; keySetting: string; afterKey: string; steps: Array<{ text: string; url?: string }> } }>).find((c) => c.type === 'google-sheets')!;
+  expect(sheets.setup.primary.map((p) => p.setting)).toEqual(['spreadsheetId']);
+  expect(sheets.setup.keySetting).toBe('credentials');
+  expect(sheets.setup.afterKey).toContain('{email}');
+  expect(sheets.setup.steps.map((s) => s.url)).toEqual(['https://console.cloud.google.com/projectcreate', 'https://console.cloud.google.com/apis/library/sheets.googleapis.com', 'https://console.cloud.google.com/iam-admin/serviceaccounts', undefined]);
 });
 
 test('google-sheets: spreadsheet, tabs and rollover are described', async () => {

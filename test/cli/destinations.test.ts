@@ -41,6 +41,21 @@ withLocal('add stores the destination with parsed settings, and numbers the id w
   ]);
 });
 
+test('a Google Sheet added from its address without a key: the id is stored, and the steps to get a key are printed', async () => {
+  await seedTracker(store, 'sheets-cli');
+  const id = '1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgvE2upms';
+  const out = await cli.ok(['destinations', 'add', 'sheets-cli', '--type', 'google-sheets', '--setting', `spreadsheetId=https://docs.google.com/spreadsheets/d/${id}/edit#gid=0`]);
+  expect((await stored('sheets-cli'))[0]!.settings).toEqual({ spreadsheetId: id });
+  expect(out).toContain('No service-account key given');
+  expect(out).toContain('https://console.cloud.google.com/apis/library/sheets.googleapis.com');
+  expect(out).toContain('tributary destinations update sheets-cli google-sheets --setting keyFile=/path/to/the-key.json');
+  expect(out).toContain("Share the spreadsheet with the key's client_email as Editor");
+  // With a key file, nothing more to say.
+  const keyFile = path.join(cli.dataDir, 'key.json');
+  writeFileSync(keyFile, JSON.stringify({ type: 'service_account', client_email: 'a@p.iam.gserviceaccount.com', private_key: 'k' }));
+  expect(await cli.ok(['destinations', 'add', 'sheets-cli', '--type', 'google-sheets', '--id', 'keyed', '--setting', `spreadsheetId=${id}`, '--setting', `keyFile=${keyFile}`])).not.toContain('No service-account key given');
+});
+
 withLocal('invalid settings are refused naming the setting; nothing is stored', async () => {
   await seedTracker(store, 'strict');
   const cases: Array<[string[], string]> = [

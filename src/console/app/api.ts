@@ -128,6 +128,8 @@ export const api = {
     preview: (id: string, input: { destination?: string; rules?: DestinationRules; limit?: number }) => call<RulesPreview>('POST', `${tracker(id)}/rules/preview`, input),
     remove: (id: string, dest: string) => call<{ removed: string; discarded: { queued: number; deadLetters: number } }>('DELETE', destination(id, dest)),
     test: (id: string, dest: string) => call<TestResult>('POST', `${destination(id, dest)}/test`),
+    /** The same test on settings not saved yet; with the id of a saved destination, its secrets fill in `[redacted]`. */
+    testSettings: (id: string, input: { type: string; id?: string; settings: Record<string, unknown> }) => call<TestResult>('POST', `${tracker(id)}/destinations/test-settings`, input),
     deadLetters: (id: string, dest: string, limit = 100) => call<{ total: number; entries: DeadLetter[] }>('GET', `${destination(id, dest)}/dead-letters?limit=${limit}`),
     replay: (id: string, dest: string, ids?: string[]) => call<{ replayed: number; destinationEnabled: boolean }>('POST', `${destination(id, dest)}/dead-letters/replay`, ids ? { ids } : {}),
     /** Delivered, dead-lettered, backlog and lag per minute over the last 24 hours, and the moments the state changed. */

@@ -3,7 +3,8 @@ import { api } from './api.js';
 import { Alert, Field } from './components.js';
 import { useFormErrors } from './form-errors.js';
 import { fieldsOf, initialState, SchemaFields, settingKey, toSettings, type SchemaFormState } from './schema-form.js';
-import type { ConnectorInfo, Destination } from './types.js';
+import { GuidedSettings, TestOutcome } from './guided-setup.js';
+import type { ConnectorInfo, Destination, TestResult } from './types.js';
 
 /**
  * Adds a destination (type chosen first, then its settings) or edits the settings of one. The
@@ -19,21 +20,49 @@ export function DestinationForm({ trackerId, connectors, existing, onSaved, onCa
   const original = existing?.settings ?? {};
   const [state, setState] = useState<SchemaFormState>(() => initialState(fields, original));
   const [busy, setBusy] = useState(false);
+  const [testing, setTesting] = useState(false);
+  const [tested, setTested] = useState<TestResult | null>(null);
   const form = useRef<HTMLFormElement>(null);
   const errors = useFormErrors(form);
   const prefix = existing ? `edit-${existing.id}` : 'add';
 
   const chooseType = (next: string) => {
     setType(next);
+    setTested(null);
     const c = connectors.find((k) => k.type === next);
     setState(initialState(fieldsOf(c?.settingsSchema), {}));
     errors.clear();
   };
 
+  /** Settings to send: an emptied key field keeps the stored key (it is not sent). */
+  const formSettings = () => {
+    const result = toSettings(fields, state, original);
+    const keySetting = connector?.setup?.keySetting;
+    if (keySetting && result.settings[keySetting] === undefined && typeof original.keyFile === 'string' && result.settings.keyFile === undefined) result.settings.keyFile = original.keyFile;
+    return result;
+  };
+
+  // Before saving: the connector's own test on what the form holds, with its answer as the next step.
+  const test = async () => {
+    if (!connector) return errors.setFields({ type: 'Choose a destination type.' });
+    const { settings, errors: local } = formSettings();
+    if (Object.keys(local).length > 0) return errors.setFields(local);
+    setTesting(true);
+    setTested(null);
+    errors.clear();
+    try {
+      setTested(await api.destinations.testSettings(trackerId, { type, settings, ...(existing ? { id: existing.id } : id.trim() ? { id: id.trim() } : {}) }));
+    } catch (err) {
+      errors.fail(err, (field) => (field === 'id' || field === 'type' ? field : settingKey(field, fields)));
+    } finally {
+      setTesting(false);
+    }
+  };
+
   const submit = async (e: Event) => {
     e.preventDefault();
     if (!connector) return errors.setFields({ type: 'Choose a destination type.' });
-    const { settings, errors: local } = toSettings(fields, state, original);
+    const { settings, errors: local } = formSettings();
     if (Object.keys(local).length > 0) return errors.setFields(local);
     setBusy(true);
     errors.clear();
@@ -77,7 +106,11 @@ export function DestinationForm({ trackerId, connectors, existing, onSaved, onCa
           {connector.description && <p class="hint">{connector.description}</p>}
           <fieldset>
             <legend>{connector.type} settings</legend>
-            <SchemaFields key={connector.type} fields={fields} state={state} onChange={setState} errors={errors.fields} original={original} />
+            {connector.setup ? (
+              <GuidedSettings key={connector.type} guide={connector.setup} fields={fields} state={state} onChange={setState} errors={errors.fields} original={original} />
+            ) : (
+              <SchemaFields key={connector.type} fields={fields} state={state} onChange={setState} errors={errors.fields} original={original} />
+            )}
           </fieldset>
           {!existing && (
             <Field inline label="Enabled" hint="A disabled destination keeps its queued records until it is enabled.">
@@ -87,9 +120,13 @@ export function DestinationForm({ trackerId, connectors, existing, onSaved, onCa
         </>
       )}
       <Alert message={errors.form} />
+      <TestOutcome result={tested} />
       <div class="actions">
         <button class="button primary" type="submit" disabled={busy || !type}>
           {busy ? 'Saving…' : existing ? 'Save settings' : 'Add destination'}
+        </button>
+        <button class="button" type="button" onClick={test} disabled={testing || !type}>
+          {testing ? 'Testing…' : 'Test'}
         </button>
         {onCancel && (
           <button class="button ghost" type="button" onClick={onCancel}>

@@ -226,10 +226,19 @@ export interface JsonSchema {
   oneOf?: JsonSchema[];
 }
 
+/** A first setup the console guides (connectors/types.ts `SetupGuide`). */
+export interface SetupGuide {
+  primary: Array<{ setting: string; label: string; hint: string }>;
+  keySetting?: string;
+  afterKey?: string;
+  steps: Array<{ text: string; url?: string }>;
+}
+
 export interface ConnectorInfo {
   type: string;
   description: string;
   settingsSchema: JsonSchema;
+  setup?: SetupGuide;
 }
 
 export interface LiveEntry {

@@ -187,7 +187,27 @@ export const ADMIN_PATHS: Record<string, PathItem> = {
     get: op('health', { summary: 'The relay as a whole: Redis memory against its budget (used, limit, watermarks, state).', ok: ['200', 'The memory snapshot.', object({ memory: { type: 'object' } }, ['memory'])] }),
   },
   '/admin/api/connectors': {
-    get: op('listConnectors', { summary: 'Destination types and their settings as JSON Schema.', ok: ['200', 'The connectors.', list('connectors', object({ type: str, description: str, settingsSchema: { type: 'object' } }))] }),
+    get: op('listConnectors', {
+      summary: 'Destination types and their settings as JSON Schema; `setup`, where a type has one, guides a first setup (the settings to fill first, the key, the steps outside Tributary).',
+      ok: [
+        '200',
+        'The connectors.',
+        list(
+          'connectors',
+          object({
+            type: str,
+            description: str,
+            settingsSchema: { type: 'object' },
+            setup: object({
+              primary: { type: 'array', items: object({ setting: str, label: str, hint: str }) },
+              keySetting: str,
+              afterKey: str,
+              steps: { type: 'array', items: object({ text: str, url: str }) },
+            }),
+          }),
+        ),
+      ],
+    }),
   },
   '/admin/api/trackers/{id}/query': withPath([tracker], {
     post: op('queryWarehouse', {
