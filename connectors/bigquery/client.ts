@@ -1,5 +1,6 @@
 import { BigQuery, type BigQueryOptions } from '@google-cloud/bigquery';
-import { PassThroughClient } from 'google-auth-library';
+import { readFileSync } from 'node:fs';
+import { JWT, PassThroughClient } from 'google-auth-library';
 import { withDeadline } from '../../src/core/deadline';
 import { RetryableError } from '../errors';
 import { writeStopped } from '../shared/write-guard';
@@ -43,11 +44,31 @@ export interface RowErrors {
 export function clientOptions(s: ResolvedSettings): BigQueryOptions {
   const options: BigQueryOptions = { projectId: s.projectId, location: s.location, autoRetry: false, maxRetries: 0 };
   if (s.endpoint) options.apiEndpoint = s.endpoint.replace(/\/+$/, '');
-  if (s.credentials) options.credentials = s.credentials;
+  const key = s.endpoint ? (s.credentials ?? (s.keyFile ? readKeyFile(s.keyFile) : undefined)) : undefined;
+  if (key) {
+    // As the Sheets connector does (google-sheets/auth.ts): a key signs its own JWT with the BigQuery
+    // scope, since an emulator or private endpoint does not stand in for Google's OAuth server.
+    const jwt = new JWT({ email: key.client_email, key: key.private_key, keyId: typeof key.private_key_id === 'string' ? key.private_key_id : undefined, scopes: [BIGQUERY_SCOPE] });
+    jwt.useJWTAccessWithScope = true;
+    options.authClient = jwt;
+  } else if (s.credentials) options.credentials = s.credentials;
   else if (s.keyFile) options.keyFilename = s.keyFile;
   else if (s.endpoint) options.authClient = new PassThroughClient();
   return options;
 }
+
+/** A key file's key, or undefined when it cannot be read as one (the library then says why, on first use). */
+function readKeyFile(file: string): { client_email: string; private_key: string; private_key_id?: unknown } | undefined {
+  try {
+    const key = JSON.parse(readFileSync(file, 'utf8')) as { client_email?: unknown; private_key?: unknown; private_key_id?: unknown };
+    return typeof key.client_email === 'string' && typeof key.private_key === 'string' ? { client_email: key.client_email, private_key: key.private_key, private_key_id: key.private_key_id } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Read and write BigQuery data, run jobs (https://cloud.google.com/bigquery/docs/authorization). */
+const BIGQUERY_SCOPE = 'https://www.googleapis.com/auth/bigquery';
 
 /**
  * Resolves with `promise`, or rejects when `signal` aborts or `timeoutMs` passes. The library's own

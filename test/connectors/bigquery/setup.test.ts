@@ -95,6 +95,19 @@ describe('destinations test and errors', () => {
     await expect(fx.writer.test(signal())).rejects.toThrow(/bigquery.jobs.create/);
   });
 
+  it('a pasted service-account key signs its own JWTs for a custom endpoint; once the key is deleted, the message says to make a new one', async () => {
+    const key = bq.fake.accounts.create('tributary', 'shop-analytics');
+    const fx = await openWriter(bq.fake, { credentials: { ...key } });
+    const before = bq.fake.stats.authorizedRequests;
+    await expect(fx.writer.test(signal())).resolves.toBeUndefined();
+    expect(bq.fake.stats.authorizedRequests).toBeGreaterThan(before);
+    bq.fake.accounts.deleteKey(key.private_key_id);
+    const refused = await fx.writer.test(signal()).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ConfigurationError);
+    expect((refused as Error).message).toMatch(/^Google refused the key of tributary@shop-analytics\.iam\.gserviceaccount\.com: it was deleted or disabled/);
+    await fx.close();
+  });
+
   it('treats an unreachable endpoint as retryable, and a write after close as retryable', async () => {
     const fx = await openWriter(bq.fake, { endpoint: 'http://127.0.0.1:9', requestTimeoutMs: 2000 });
     await expect(fx.write([event('e', {})])).rejects.toBeInstanceOf(RetryableError);

@@ -1,3 +1,4 @@
+import { ServiceAccounts } from '../service-accounts';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApi, type ApiStats, type Call } from './api';
@@ -31,6 +32,8 @@ export interface BigQueryFake {
   calls: Record<string, number>;
   stats: ApiStats;
   faults: Faults;
+  /** Service accounts and their keys: a bearer token that is a JWT must be signed by one of them, with the BigQuery scope. */
+  accounts: ServiceAccounts;
   /** Table metadata as tables.get returns it, or undefined. */
   table(projectId: string, datasetId: string, tableId: string): FakeTable | undefined;
   /** A table's rows read straight from storage, as DuckDB's JSON values, ordered by `orderBy`. */
@@ -38,6 +41,9 @@ export interface BigQueryFake {
   resetCounters(): void;
   close(): Promise<void>;
 }
+
+/** A scope that lets a token use BigQuery (https://cloud.google.com/bigquery/docs/authorization). */
+const BIGQUERY_SCOPE = 'https://www.googleapis.com/auth/bigquery';
 
 const P = '/bigquery/v2/projects/([^/]+)';
 const ROUTES: Array<[string, RegExp, string, string[]]> = [
@@ -89,6 +95,7 @@ export async function startBigQueryFake(options: BigQueryFakeOptions = {}): Prom
   const stats: ApiStats = { rowsInserted: 0, rowsDeduplicated: 0, statements: {}, dmlByTable: {}, sql: [], authorizedRequests: 0 };
   const api = createApi(catalog, { dedupWindowMs: options.dedupWindowMs ?? 60_000, streamingBufferMs: options.streamingBufferMs ?? 30 * 60_000, dmlLatencyMs: options.dmlLatencyMs ?? 0, now }, stats);
   const faults = new Faults();
+  const accounts = new ServiceAccounts();
   const calls: Record<string, number> = {};
   const maxBytes = options.maxRequestBytes ?? 10 * 1024 * 1024;
 
@@ -101,6 +108,10 @@ export async function startBigQueryFake(options: BigQueryFakeOptions = {}): Prom
     const path = Object.fromEntries(names.map((n, i) => [n, decodeURIComponent(match[i + 1]!)]));
     calls[method] = (calls[method] ?? 0) + 1;
     if (req.headers.authorization) stats.authorizedRequests++;
+    const bearer = req.headers.authorization?.startsWith('Bearer ') ? req.headers.authorization.slice(7) : undefined;
+    if (bearer && ServiceAccounts.isJwt(bearer) && 'refused' in accounts.verify(bearer, BIGQUERY_SCOPE, now())) {
+      return send(res, 401, errorBody(new FakeApiError(401, 'authError', 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.')));
+    }
     const raw = await readBody(req, maxBytes);
     if (raw === 'too-large') return send(res, 400, errorBody(payloadTooLarge(maxBytes)));
     let body: Record<string, unknown> = {};
@@ -147,6 +158,7 @@ export async function startBigQueryFake(options: BigQueryFakeOptions = {}): Prom
     calls,
     stats,
     faults,
+    accounts,
     table: (p, d, t) => (catalog.hasDataset(p, d) ? catalog.dataset(p, d).tables.get(t) : undefined),
     async rows(p, d, t, orderBy) {
       const reader = await engine.use((c) => c.runAndReadAll(`SELECT * FROM ${tableRef(p, d, t)}${orderBy ? ` ORDER BY ${orderBy}` : ''}`));
