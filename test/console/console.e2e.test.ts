@@ -235,7 +235,7 @@ browserSuite('console e2e')('console in a browser', () => {
     const form = page.getByTestId('add-destination-form');
     await form.getByRole('combobox', { name: 'Type', exact: true }).selectOption('google-sheets');
     await form.getByLabel('Id (optional)', { exact: true }).fill('sheets');
-    const spreadsheetId = form.getByLabel('spreadsheetId', { exact: true });
+    const spreadsheetId = form.getByLabel('Spreadsheet', { exact: true });
     await spreadsheetId.fill('not a spreadsheet id!');
     // Disabled: only the test below talks to it; no delivery is attempted.
     await form.getByLabel('Enabled', { exact: true }).uncheck();
@@ -247,7 +247,7 @@ browserSuite('console e2e')('console in a browser', () => {
     const errorId = describedBy.split(' ').find((id) => id.endsWith('-error'));
     expect(errorId).toBeDefined();
     // The message as the server wrote it, without the field path in front (the field says which).
-    await expect(page.locator(`[id="${errorId}"]`).textContent()).resolves.toBe('a spreadsheet id is the part of the URL between /d/ and /edit');
+    await expect(page.locator(`[id="${errorId}"]`).textContent()).resolves.toBe("a spreadsheet's id is the part of its address between /d/ and /edit; the whole address may be pasted too");
     // Focus moved to the field at fault (the console moves it once the error has rendered).
     const fieldId = await spreadsheetId.getAttribute('id');
     await page.waitForFunction(`document.activeElement?.id === ${JSON.stringify(fieldId)}`, undefined, { timeout: 5000 });
@@ -256,6 +256,7 @@ browserSuite('console e2e')('console in a browser', () => {
     // A well-formed destination whose endpoint refuses connections: saved, then its test fails.
     const closedPort = await freePort();
     await spreadsheetId.fill('abcdefghij0123456789');
+    await form.getByTestId('advanced-settings').locator('summary').click();
     await form.getByLabel('endpoint', { exact: true }).fill(`http://127.0.0.1:${closedPort}/`);
     await form.getByRole('button', { name: 'Add destination' }).click();
     const sheets = page.getByTestId('destination-sheets');
