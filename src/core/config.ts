@@ -78,6 +78,9 @@ const EnvSchema = z.object({
   ARCHIVE_DIR: z.string().optional(),
 });
 
+/** Every environment variable Tributary reads (compose.yaml and .env.example are checked against it). */
+export const ENV_VARIABLES: readonly string[] = Object.keys(EnvSchema.shape);
+
 export interface Limits {
   /** Bytes on the wire (Content-Length), compressed or not. Default 1 MiB. */
   requestBytes: number;

@@ -302,12 +302,19 @@ export class OwnRedisCluster {
     await waitFor(() => this.formed(count), { timeoutMs: 20_000, intervalMs: 100, message: 'cluster_state:ok on every node, every replica in sync' });
   }
 
-  /** Every node knows all the others and says cluster_state:ok; every replica's link to its master is up. */
+  /**
+   * Every node knows all the others, says cluster_state:ok and sees every replica as one (a replica
+   * is a slotless master until its CLUSTER REPLICATE has spread by gossip, on a loaded machine for a
+   * while after `cluster_state:ok`); every replica's link to its master is up.
+   */
   private async formed(count: number): Promise<boolean> {
+    const replicas = (count / (1 + this.opts.replicasPerMaster)) * this.opts.replicasPerMaster;
     try {
       for (const node of this.nodes) {
         const info = String(await nodeCommand(node.port, 'CLUSTER', 'INFO'));
         if (infoField(info, 'cluster_state') !== 'ok' || Number(infoField(info, 'cluster_known_nodes')) !== count) return false;
+        const view = String(await nodeCommand(node.port, 'CLUSTER', 'NODES'));
+        if (view.split('\n').filter((line) => line.split(' ')[2]?.split(',').includes('slave')).length !== replicas) return false;
         const replication = String(await nodeCommand(node.port, 'INFO', 'replication'));
         if (infoField(replication, 'role') === 'slave' && infoField(replication, 'master_link_status') !== 'up') return false;
       }
