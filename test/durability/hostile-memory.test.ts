@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { request } from 'node:http';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -49,9 +50,11 @@ test('peak RSS of the API process under hostile requests stays bounded', async (
   const token = generateToken();
   await new TrackerStore(redis, prefix).save(TrackerSchema.parse({ id: 'shop', name: 'Shop', tokens: [{ token }] }));
   const port = await freePort();
+  // Its own data directory: the API keeps its admin token there, and nothing goes into the checkout.
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'tributary-hostile-'));
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'boot', 'server.ts'), 'api'], {
     cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'error', REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: prefix, PORT: String(port) },
+    env: { ...process.env, LOG_LEVEL: 'error', REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: prefix, PORT: String(port), DATA_DIR: dataDir },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
@@ -92,5 +95,6 @@ test('peak RSS of the API process under hostile requests stays bounded', async (
     await exited;
     await deletePrefix(prefix);
     redis.disconnect();
+    rmSync(dataDir, { recursive: true, force: true });
   }
 });
