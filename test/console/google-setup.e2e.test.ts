@@ -1,5 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { browserSuite, consoleServer, launchChromium, shot as screenshot, signIn, watchProblems } from './browser';
+import { startBigQueryFake, type BigQueryFake } from '../fakes/bigquery/server';
+import { ServiceAccounts as SheetsFakeKeys } from '../fakes/service-accounts';
 import { SheetsFake } from '../fakes/sheets/server';
 
 /**
@@ -18,6 +20,7 @@ browserSuite('google setup e2e')('connecting Google Sheets from the console', ()
 
   const server = consoleServer('google-setup-e2e', ADMIN_TOKEN);
   let fake: SheetsFake;
+  let bigquery: BigQueryFake;
   let browser: Browser | undefined;
   let page: Page;
   const problems: string[] = [];
@@ -25,6 +28,7 @@ browserSuite('google setup e2e')('connecting Google Sheets from the console', ()
 
   beforeAll(async () => {
     fake = await SheetsFake.start();
+    bigquery = await startBigQueryFake();
     await server.start();
     expect((await server.adminFetch('/trackers', { method: 'POST', body: JSON.stringify({ id: TRACKER, name: 'Shop' }) })).status).toBe(201);
     browser = await launchChromium();
@@ -37,6 +41,7 @@ browserSuite('google setup e2e')('connecting Google Sheets from the console', ()
     await browser?.close();
     await server.stop();
     await fake?.close();
+    await bigquery?.close();
   });
 
   afterEach(() => expect(problems.splice(0)).toEqual([]));
@@ -88,5 +93,39 @@ browserSuite('google setup e2e')('connecting Google Sheets from the console', ()
     expect(saved.destinations[0]!.settings).toEqual({ spreadsheetId: spreadsheet.id, endpoint: fake.url, keyFile: expect.stringMatching(/\/keys\/shop\/google-sheets\.json$/) });
     expect(JSON.stringify(saved)).not.toContain('PRIVATE KEY');
     await shot('google-03-saved');
+  });
+
+  test('BigQuery: project and dataset first, the roles for the key’s e-mail, a key Google does not know refused with the next step, then saved', async () => {
+    const known = bigquery.accounts.create('tributary-bq', 'shop-analytics');
+    const unknown = new SheetsFakeKeys().create('deleted-key', 'shop-analytics'); // signed by a key BigQuery does not know
+    await page.goto(`${server.base}/admin#/trackers/${TRACKER}/destinations`);
+    const form = page.getByTestId('add-destination-form');
+    await form.getByRole('combobox', { name: 'Type', exact: true }).selectOption('bigquery');
+    const steps = form.getByRole('list', { name: 'Before you start' });
+    await expect(steps.getByRole('link', { name: 'Open the page' }).nth(1).getAttribute('href')).resolves.toBe('https://console.cloud.google.com/billing/linkedaccount');
+    await expect(form.getByTestId('advanced-settings').evaluate((d) => (d as { open: boolean }).open)).resolves.toBe(false);
+
+    // Required fields: their labels end with an asterisk that screen readers skip, as the role query does.
+    await form.getByRole('textbox', { name: 'Project ID', exact: true }).fill('shop-analytics');
+    await form.getByRole('textbox', { name: 'Dataset', exact: true }).fill('tributary');
+    await form.getByLabel('…or paste the key').fill(JSON.stringify(unknown));
+    const account = form.getByTestId('key-account');
+    await expect(account.textContent()).resolves.toContain('Grant deleted-key@shop-analytics.iam.gserviceaccount.com the roles BigQuery Data Editor');
+    await form.getByTestId('advanced-settings').locator('summary').click();
+    await form.getByLabel('endpoint', { exact: true }).fill(bigquery.url);
+    await form.getByRole('button', { name: 'Test', exact: true }).click();
+    const outcome = form.getByTestId('settings-test');
+    await outcome.getByText('Google refused the key of deleted-key@shop-analytics.iam.gserviceaccount.com: it was deleted or disabled').waitFor();
+    // The message's page is a link.
+    await expect(outcome.getByRole('link').first().getAttribute('href')).resolves.toMatch(/^https:\/\/console\.cloud\.google\.com\/iam-admin\/serviceaccounts/);
+    await shot('google-04-bigquery-refused');
+
+    await form.getByLabel('…or paste the key').fill(JSON.stringify(known));
+    await form.getByRole('button', { name: 'Test', exact: true }).click();
+    await outcome.getByText('Test passed').waitFor();
+    await form.getByRole('button', { name: 'Add destination' }).click();
+    await page.getByTestId('destination-bigquery').waitFor();
+    const saved = (await (await server.adminFetch(`/trackers/${TRACKER}/destinations`)).json()) as { destinations: Array<{ id: string; settings: Record<string, unknown> }> };
+    expect(saved.destinations.find((d) => d.id === 'bigquery')!.settings).toEqual({ projectId: 'shop-analytics', dataset: 'tributary', endpoint: bigquery.url, keyFile: expect.stringMatching(/\/keys\/shop\/bigquery\.json$/) });
   });
 });
