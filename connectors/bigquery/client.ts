@@ -1,12 +1,11 @@
 import { BigQuery, type BigQueryOptions } from '@google-cloud/bigquery';
-import { readFileSync } from 'node:fs';
 import { JWT, PassThroughClient } from 'google-auth-library';
 import { withDeadline } from '../../src/core/deadline';
 import { RetryableError } from '../errors';
 import { writeStopped } from '../shared/write-guard';
 import type { ResolvedSettings } from './config';
 import { toConnectorError, type CallContext } from './errors';
-import { keyFileEmail } from '../shared/key-file';
+import { keyFileEmail, readKeyFile } from '../shared/key-file';
 import { Opaque } from './opaque';
 import { rowObjects, type QueryParameter, type QueryResponse } from './query-params';
 
@@ -55,16 +54,6 @@ export function clientOptions(s: ResolvedSettings): BigQueryOptions {
   else if (s.keyFile) options.keyFilename = s.keyFile;
   else if (s.endpoint) options.authClient = new PassThroughClient();
   return options;
-}
-
-/** A key file's key, or undefined when it cannot be read as one (the library then says why, on first use). */
-function readKeyFile(file: string): { client_email: string; private_key: string; private_key_id?: unknown } | undefined {
-  try {
-    const key = JSON.parse(readFileSync(file, 'utf8')) as { client_email?: unknown; private_key?: unknown; private_key_id?: unknown };
-    return typeof key.client_email === 'string' && typeof key.private_key === 'string' ? { client_email: key.client_email, private_key: key.private_key, private_key_id: key.private_key_id } : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** Read and write BigQuery data, run jobs (https://cloud.google.com/bigquery/docs/authorization). */

@@ -34,11 +34,14 @@ export function DestinationForm({ trackerId, connectors, existing, onSaved, onCa
     errors.clear();
   };
 
-  /** Settings to send: an emptied key field keeps the stored key (it is not sent). */
+  /**
+   * Settings to send. A new key replaces the stored one: the stored key's file (shown under Advanced)
+   * is not sent with it, which the schema would refuse as two credentials.
+   */
   const formSettings = () => {
     const result = toSettings(fields, state, original);
     const keySetting = connector?.setup?.keySetting;
-    if (keySetting && result.settings[keySetting] === undefined && typeof original.keyFile === 'string' && result.settings.keyFile === undefined) result.settings.keyFile = original.keyFile;
+    if (keySetting && result.settings[keySetting] !== undefined && result.settings.keyFile === original.keyFile) delete result.settings.keyFile;
     return result;
   };
 
