@@ -1,5 +1,5 @@
 /**
- * One direction of dependency (ARCHITECTURE.md): the core at the bottom, jobs and connectors on
+ * One direction of dependency (docs/architecture.md): the core at the bottom, jobs and connectors on
  * it, the edges on those, the composition roots on top. `npm run lint:deps` fails on an arrow up.
  */
 const EDGES = '^src/(ingest|http|operator|admin|cli|boot|console)/';
