@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # Tributary: one image for every role. `docker run … tributary` is `npm start` (the API and the
 # delivery in one process, with an embedded Redis under /data unless REDIS_URL is set);
-# `… tributary api` and `… tributary worker` run the roles apart (README "Running in production").
+# `… tributary api` and `… tributary worker` run the roles apart (docs/operating.md).
 # Where no image registry can be reached, scripts/container/local-base.sh builds the base image
 # below from Debian's packages (it is how the tests build this image).
 

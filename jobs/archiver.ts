@@ -120,7 +120,7 @@ export class Archiver {
    * Redis knows of nothing archived while the files hold records (Redis lost its data): the files
    * are history, and archiving goes on after their last record. Files that hold less than Redis says
    * (another host's disk, or a lost directory) are reported and archiving goes on here: the missing
-   * days are wherever they were written (README, "History": give workers one ARCHIVE_DIR).
+   * days are wherever they were written (docs/history.md, "The archive": give workers one ARCHIVE_DIR).
    */
   private async adoptFiles(): Promise<void> {
     const archived = await this.redis.get(this.keys.archived);

@@ -75,7 +75,7 @@ Settings are checked by the destination type's own schema; a bad one is refused 
 A --setting value is read as JSON when it parses (true, false, 42, {"a":1}), else as text;
 quote it as JSON to force text: --setting 'sheetId="123"'.
 
-Rules choose which records the destination receives and in what shape (README, "Rules"): the
+Rules choose which records the destination receives and in what shape (docs/rules.md): the
 filter runs first, on the record as accepted, then the sample, then flatten, keep/drop, rename.
 
 Examples:

@@ -125,7 +125,7 @@ export interface Config {
    * shard, `{REDIS_PREFIX}` with several (see src/core/redis/keyspace.ts).
    */
   redisPrefix: string;
-  /** Where every key lives: the relay-wide prefix and one prefix per shard (`REDIS_SHARDS`, default 1, README "Shards and partitions"). */
+  /** Where every key lives: the relay-wide prefix and one prefix per shard (`REDIS_SHARDS`, default 1, docs/operating.md, "Shards and partitions"). */
   keyspace: Keyspace;
   dataDir: string;
   configFile: string | undefined;

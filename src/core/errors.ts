@@ -1,6 +1,6 @@
 /**
  * Every error code the HTTP edge can answer with, in one registry.
- * The README's error table is checked against this list by `test/errors-registry.test.ts`.
+ * The error table of docs/sending-data.md is checked against this list by `test/core/errors-registry.test.ts`.
  */
 export const ERROR_CODES = {
   ERR_MALFORMED_JSON: { status: 400, message: 'The body or data parameter is not valid JSON.' },

@@ -46,7 +46,7 @@ export interface IntegrationView {
   /** Every form for every endpoint. */
   curl: CurlExample[];
   pixelSnippet: string;
-  /** The browser SDK's tag (README "Websites") with the stub that queues calls made before it loads. */
+  /** The browser SDK's tag (docs/websites.md) with the stub that queues calls made before it loads. */
   sdkSnippet: string;
   /** The same, pinned to the built version with its Subresource Integrity; absent when the SDK is not built. */
   sdkPinnedSnippet?: string;

@@ -1,5 +1,5 @@
 /**
- * The browser SDK the relay serves at /sdk.js (README "Websites"). One script tag:
+ * The browser SDK the relay serves at /sdk.js (docs/websites.md). One script tag:
  *
  *   <script async src="https://relay.example.com/sdk.js" data-token="trk_…"></script>
  *

@@ -4,7 +4,7 @@ import { parse } from 'yaml';
 import { ENV_VARIABLES, loadConfig } from '../../src/core/config';
 
 /**
- * compose.yaml as an operator runs it: the services the README names, each Tributary service on the
+ * compose.yaml as an operator runs it: the services docs/operating.md names, each Tributary service on the
  * image with its role, every environment variable one Tributary reads, and the environment each
  * service gets (variables substituted with their defaults, as compose does) accepted by the
  * relay's own configuration. Also .env.example: every name in it is one Tributary reads.
@@ -33,7 +33,7 @@ function substitute(value: string, env: Record<string, string> = {}): string {
   });
 }
 
-test('names the services the README names: redis, api and worker, and the cluster variant under its profile', () => {
+test('names the services docs/operating.md names: redis, api and worker, and the cluster variant under its profile', () => {
   const { services } = compose;
   expect(Object.keys(services).sort()).toEqual(['api', 'redis', 'redis-1', 'redis-2', 'redis-3', 'redis-cluster-init', 'worker']);
   expect(services.api!.command).toEqual(['api']);
@@ -68,7 +68,7 @@ test('every environment variable is one Tributary reads, and the environment eac
   expect(cluster.redisCluster?.nodes.map((n) => `${n.host}:${n.port}`)).toEqual(['redis-1:6379', 'redis-2:6379', 'redis-3:6379']);
 });
 
-/** Read by the libraries Tributary uses, not by its own configuration (README "Running in production"). */
+/** Read by the libraries Tributary uses, not by its own configuration (docs/operating.md, "Processes": outbound proxy; docs/configuration.md). */
 const LIBRARY_VARIABLES = ['HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY', 'GOOGLE_APPLICATION_CREDENTIALS'];
 
 test('.env.example names only variables Tributary or its libraries read', () => {

@@ -16,7 +16,7 @@ const ROOT = path.join(__dirname, '..', '..');
 const IMAGE = 'localhost/tributary:test';
 const ADMIN_TOKEN = 'image-test-admin-token-0123456789abcdef';
 const enabled = process.env.TRIBUTARY_IMAGE_TEST === '1';
-/** What this sandbox's podman needs (README "Container image"); harmless elsewhere. */
+/** What this sandbox's podman needs (docs/operating.md, "Container image"); harmless elsewhere. */
 const RUN_FLAGS = ['--runtime', 'runc'];
 const LIMITS = ['--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024'];
 

@@ -16,7 +16,7 @@ import { waitReady } from '../helpers/tributary-process';
 /**
  * An API process under hostile load at the default limits: bodies at and over 1 MiB, gzip bombs
  * that decode to the 5 MiB limit, deep nesting, 60 KiB URLs, with 16 requests in flight. Its peak
- * resident memory (VmHWM) is printed and must stay within a bound the README states.
+ * resident memory (VmHWM) is printed and must stay within a bound docs/sending-data.md states ("Errors", memory under hostile load).
  */
 jest.setTimeout(180_000);
 const ROOT = path.join(__dirname, '..', '..');

@@ -174,7 +174,7 @@ describe('the destination series in Redis', () => {
     }
     let bytes = 0;
     for (const key of series.keysAt(now)) bytes += Number((await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0')) ?? 0);
-    // Measured on Redis 7.0: about 70 KB (README, "Pictures over time").
+    // Measured on Redis 7.0: about 70 KB (docs/traffic.md, "Pictures over time").
     expect(bytes).toBeLessThan(96 * 1024);
     expect((await series.read(now)).totals.delivered).toBe(Array.from({ length: WINDOW_MINUTES }, (_, m) => 5000 + m).reduce((a, b) => a + b, 0));
   });

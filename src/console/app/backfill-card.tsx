@@ -17,7 +17,7 @@ const dayStart = (day: string) => (day ? new Date(`${day}T00:00:00Z`).toISOStrin
 
 /**
  * A destination's backfill: the history kept in the tracker's archive, sent again through the
- * destination's rules (README, "Backfill and replay"): started here, followed, cancelled.
+ * destination's rules (docs/history.md, "Backfill and replay"): started here, followed, cancelled.
  */
 export function BackfillCard({ trackerId, destination, onChanged }: { trackerId: string; destination: DestinationView; onChanged: () => void }) {
   const [since, setSince] = useState('');

@@ -219,7 +219,7 @@ function TestFailed({ error }: { error: TestResult['error'] }) {
   );
 }
 
-/** The tracker's archive: the history a destination added later can be sent (README, "History"). */
+/** The tracker's archive: the history a destination added later can be sent (docs/history.md). */
 function ArchiveLine({ archive: a }: { archive: ArchiveStatus }) {
   if (a.days === 0) return <p class="hint" data-testid="archive-status">No archive: accepted records are not kept for backfills (set Archive days in Settings).</p>;
   const mib = (a.bytes / 1048576).toFixed(1);

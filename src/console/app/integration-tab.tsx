@@ -118,7 +118,7 @@ function Snippets({ event, view }: { event: EndpointView; view: IntegrationView 
   );
 }
 
-/** The browser SDK: the one snippet a website needs (README "Websites"). */
+/** The browser SDK: the one snippet a website needs (docs/websites.md). */
 function Website({ view }: { view: IntegrationView }) {
   return (
     <section class="card" aria-labelledby="website-heading">

@@ -42,7 +42,7 @@ export const DEFAULT_MEMORY_BUDGET: MemoryBudgetConfig = { limitBytes: undefined
 
 /**
  * Bytes a record is assumed to take until the next sample shows what it really took: the
- * queued-record cost (about 500 bytes, README "Benchmarks") with room to spare, so that a burst
+ * queued-record cost (about 500 bytes, docs/benchmarks.md) with room to spare, so that a burst
  * between two samples cannot run past the high watermark by much.
  */
 const ASSUMED_RECORD_BYTES = 1024;

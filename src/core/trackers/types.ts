@@ -13,7 +13,7 @@ export const TrackerTokenSchema = z.object({
   revokedAt: z.string().optional(),
 });
 
-/** Days a tracker's archive keeps unless told otherwise (README, "History"). */
+/** Days a tracker's archive keeps unless told otherwise (docs/history.md). */
 export const DEFAULT_ARCHIVE_DAYS = 30;
 
 /** The longest deduplication window a tracker may set: 7 days. */

@@ -143,7 +143,7 @@ export const COMPONENTS: OpenApiDocument['components'] = {
   },
   responses: RESPONSES,
   schemas: {
-    ErrorCode: { type: 'string', enum: ERROR_CODE_ENUM, description: 'The README lists each code with its status and meaning.' },
+    ErrorCode: { type: 'string', enum: ERROR_CODE_ENUM, description: 'docs/sending-data.md ("Errors") lists each code with its status and meaning.' },
     Error: {
       type: 'object',
       required: ['code', 'message'],
@@ -200,7 +200,7 @@ export const COMPONENTS: OpenApiDocument['components'] = {
     DestinationRules: {
       type: 'object',
       additionalProperties: false,
-      description: 'Which records a destination receives and in what shape (README, "Rules"). Refused whole, naming the rule, when one is wrong.',
+      description: 'Which records a destination receives and in what shape (docs/rules.md). Refused whole, naming the rule, when one is wrong.',
       properties: {
         filter: { type: 'string', description: 'A CEL expression over the record; the destination receives the records for which it is true.' },
         sample: { type: 'object', required: ['rate'], properties: { rate: { type: 'number', exclusiveMinimum: 0, maximum: 1 }, by: { type: 'string', description: 'Default _uid, else _id.' } } },
@@ -213,7 +213,7 @@ export const COMPONENTS: OpenApiDocument['components'] = {
     DestinationView: { ...open, description: 'A destination with its delivery status (`status.skipped`: records its rules kept from it; `status.lastFilterError`).' },
     Backfill: {
       type: 'object',
-      description: 'A destination’s backfill over its tracker’s partitions (README, "History").',
+      description: 'A destination’s backfill over its tracker’s partitions (docs/history.md).',
       properties: {
         id: { type: 'string' },
         state: { enum: ['running', 'done', 'cancelled'] },
@@ -230,7 +230,7 @@ export const COMPONENTS: OpenApiDocument['components'] = {
     },
     ArchiveStatus: {
       type: 'object',
-      description: 'A tracker’s archive of accepted records, over its partitions (README, "History").',
+      description: 'A tracker’s archive of accepted records, over its partitions (docs/history.md).',
       properties: {
         days: { type: 'integer', description: 'Days kept; 0: no archive.' },
         records: { type: 'integer', description: 'Records archived since the archive began.' },

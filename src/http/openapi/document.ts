@@ -38,7 +38,7 @@ const OPS_PATHS: Record<string, PathItem> = {
   '/sdk.js': {
     get: {
       operationId: 'sdk',
-      summary: 'The browser SDK, current version (README "Websites"); cacheable for an hour.',
+      summary: 'The browser SDK, current version (docs/websites.md); cacheable for an hour.',
       tags: ['websites'],
       security: [],
       responses: { '200': { description: 'The script, gzipped when accepted.', content: text('text/javascript') }, '304': { description: 'Unchanged (ETag).' }, ...errors('SdkNotBuilt', 'HttpBadRequest', ...SERVER_ERRORS) },

@@ -162,7 +162,7 @@ describe('the counts in Redis', () => {
     // Buckets that ended more than 24 hours ago have expired already.
     expect(typical.keys).toBeGreaterThanOrEqual(145);
     expect(typical.keys).toBeLessThanOrEqual(146);
-    // Measured on Redis 7.0: about 124 KB and 1.0 MB (README, "Pictures over time").
+    // Measured on Redis 7.0: about 124 KB and 1.0 MB (docs/traffic.md, "Pictures over time").
     expect(typical.bytes).toBeLessThan(192 * 1024);
     expect(worst.bytes).toBeLessThan(1.5 * 1024 * 1024);
   });
