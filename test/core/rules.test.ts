@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { compileRules, type RuleVerdict } from '../../src/core/rules/compile';
 import { compileFilter, isFilterProblem, type CompiledFilter } from '../../src/core/rules/filter';
 import { sampledIn } from '../../src/core/rules/sample';
@@ -21,7 +23,7 @@ describe('filter', () => {
   const pageView = event('page_view', { path: '/' });
   const alice = user('alice', { plan: 'free' });
 
-  test('the examples of the README work as written', () => {
+  test('the examples of docs/rules.md work as written', () => {
     const signupsAndOrders = filter("_type == 'event' && _event in ['signup', 'order']");
     expect(matched(signupsAndOrders, order)).toEqual({ matched: true });
     expect(matched(signupsAndOrders, pageView)).toEqual({ matched: false });
@@ -32,6 +34,21 @@ describe('filter', () => {
     expect(matched(bigOrders, event('order', { total: 3 }))).toEqual({ matched: false });
     // A user has no total, and needs none: the left side decides.
     expect(matched(bigOrders, alice)).toEqual({ matched: true });
+  });
+
+  test('every filter docs/rules.md shows compiles and runs on a record without an error', () => {
+    const page = readFileSync(path.join(__dirname, '..', '..', 'docs', 'rules.md'), 'utf8');
+    // The block of CEL examples (comments after #), and each --filter of the shell examples.
+    const block = /Examples that work as written:\n\n```\n([\s\S]*?)```/.exec(page)?.[1];
+    expect(block).toBeDefined();
+    const examples = block!.split('\n').map((line) => line.replace(/\s+#.*$/, '').trim()).filter(Boolean);
+    const flags = [...page.matchAll(/--filter "([^"]+)"/g)].map((m) => m[1]!);
+    expect(examples.length).toBeGreaterThanOrEqual(6);
+    expect(flags.length).toBeGreaterThanOrEqual(3);
+    for (const text of [...examples, ...flags]) {
+      const verdict = matched(filter(text), order);
+      expect({ text, error: 'error' in verdict ? verdict.error : undefined }).toEqual({ text, error: undefined });
+    }
   });
 
   test('reserved fields, properties, nested values and the record as a map', () => {
