@@ -15,4 +15,6 @@ module.exports = {
   },
   transformIgnorePatterns: [`/node_modules/(?!(${ESM_ONLY.join('|')})/)`],
   testTimeout: 30000,
+  // The relay's and the CLI's bundles, which tests run as processes (test/helpers/entries.ts).
+  globalSetup: '<rootDir>/test/global-setup.ts',
 };

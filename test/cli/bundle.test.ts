@@ -8,18 +8,17 @@ import { eventRecord, seedDeadLetters, seedTracker } from './seed';
 
 /**
  * The built CLI: bin/tributary.js running the bundle dist/cli/tributary.js with its V8 code cache
- * (scripts/build-cli.js; `npm test` builds it first). The other CLI tests run src/ through tsx;
- * these check that the bundle says the same, still loads the connectors' libraries only on demand,
+ * (scripts/build-cli.js; the test run's global setup builds it first), as every CLI test runs it;
+ * these check that it says what src/ run through tsx says, still loads the connectors' libraries only on demand,
  * and that its code cache is used when it fits and ignored when it does not.
  */
 const ROOT = path.resolve(__dirname, '../..');
-const BIN = path.join(ROOT, 'bin', 'tributary.js');
 const HEAVY = ['googleapis', 'googleapis-common', '@google-cloud/bigquery', 'google-auth-library', '@duckdb/node-api', '@duckdb/node-bindings', 'cli-progress'];
 
-const { prefix, redis, store, cli: fromSource } = cliFixture('cli-bundle');
-const built = cliRunner(prefix, BIN);
+const { prefix, redis, store, cli: built } = cliFixture('cli-bundle');
+const fromSource = cliRunner(prefix, 'source');
 // One DATA_DIR for both, so that nothing in the output differs but the way the CLI was loaded.
-const env = { DATA_DIR: fromSource.dataDir };
+const env = { DATA_DIR: built.dataDir };
 
 beforeAll(async () => {
   await seedTracker(store, 'shop', [{ id: 'wh', type: 'local' }]);
@@ -28,7 +27,7 @@ beforeAll(async () => {
   await redis.hset(`${prefix}:tracker:odd`, 'a', '1');
 });
 
-afterAll(() => built.cleanup());
+afterAll(() => fromSource.cleanup());
 
 test.each([
   [['--help']],

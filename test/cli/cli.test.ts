@@ -5,14 +5,11 @@ import { TrackerResolver } from '../../src/ingest/resolver';
 import { TrackerStore } from '../../src/core/trackers/store';
 import type { IntegrationView } from '../../src/operator/integration-view';
 import type { Tracker } from '../../src/core/trackers/types';
+import { CLI } from '../helpers/entries';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
 
-/**
- * Runs the CLI from source through tsx: one process per call, no build step, and no dependency
- * on the rest of src/ compiling while others edit it. The built bin is checked by bundle.test.ts.
- */
+/** Runs the CLI as users run it (test/helpers/entries.ts), one process per call. */
 const ROOT = path.resolve(__dirname, '../..');
-const MAIN = path.join(ROOT, 'src/cli/main.ts');
 const PUBLIC_URL = 'https://ingest.example';
 const prefix = uniquePrefix('cli');
 const redis = new Redis(TEST_REDIS_URL);
@@ -29,7 +26,7 @@ function cli(args: string[], env: Record<string, string> = {}): Promise<CliResul
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', MAIN, ...args],
+      [CLI, ...args],
       { cwd: ROOT, timeout: 20_000, env: { ...process.env, REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: prefix, PUBLIC_URL, ...env } },
       (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
     );

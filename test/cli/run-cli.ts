@@ -5,9 +5,14 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Redis } from 'ioredis';
 import { TrackerStore } from '../../src/core/trackers/store';
+import { CLI } from '../helpers/entries';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
 
-/** The CLI from source through tsx, one process per call, as cli.test.ts runs it. */
+/**
+ * The CLI, one process per call: as users run it (bin/tributary.js over the bundle the run's global
+ * setup made from the sources, test/helpers/entries.ts), or from src/ through tsx for the test that
+ * checks the two say the same (bundle.test.ts). The bundle starts in a quarter of tsx's CPU.
+ */
 const ROOT = path.resolve(__dirname, '../..');
 const MAIN = path.join(ROOT, 'src/cli/main.ts');
 // By path, so a test may run the CLI from another working directory.
@@ -30,13 +35,10 @@ export interface CliRunner {
   cleanup(): void;
 }
 
-/**
- * A runner bound to one Redis prefix and a fresh DATA_DIR, so test files never see each other's data.
- * With `bin`, it runs that built entry (e.g. bin/tributary.js) with plain node instead of src/ through tsx.
- */
-export function cliRunner(prefix: string, bin?: string): CliRunner {
+/** A runner bound to one Redis prefix and a fresh DATA_DIR, so test files never see each other's data. */
+export function cliRunner(prefix: string, from: 'bundle' | 'source' = 'bundle'): CliRunner {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tributary-cli-'));
-  const entry = bin === undefined ? ['--import', TSX, MAIN] : [bin];
+  const entry = from === 'bundle' ? [CLI] : ['--import', TSX, MAIN];
   const run = (args: string[], env: Record<string, string> = {}, cwd = ROOT): Promise<CliResult> =>
     new Promise((resolve) => {
       execFile(

@@ -16,7 +16,8 @@ const HEAVY = ['googleapis', 'googleapis-common', '@google-cloud/bigquery', 'goo
 const prefix = uniquePrefix('cli-lazy');
 const redis = new Redis(TEST_REDIS_URL);
 const store = new TrackerStore(redis, prefix);
-const cli = cliRunner(prefix);
+// From src/, where every package is modules of its own that the hook can see (bundle.test.ts checks the bundle).
+const cli = cliRunner(prefix, 'source');
 const HOOK = path.join(__dirname, 'record-loaded-modules.cjs');
 const COUNT_CONNECTIONS = path.join(__dirname, 'count-connections.cjs');
 

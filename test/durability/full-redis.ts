@@ -31,7 +31,7 @@ export interface FullRedis {
   succeeds: (...args: string[]) => Promise<string>;
   /** A request to the admin API (`/admin/api<url>`), as the console sends it. */
   admin: (method: 'get' | 'post' | 'patch' | 'delete', url: string, body?: object) => supertest.Test;
-  /** 100 events of about 300 bytes each, as one request. */
+  /** 100 events of about 600 bytes each (480 of them random), as one request. */
   send: (n: number) => Promise<supertest.Response>;
   usedMemory: () => Promise<number>;
   ingestQueueEmpty: () => Promise<boolean>;
@@ -53,8 +53,9 @@ export async function startFullRedis(maxmemory: number, env: Record<string, stri
   const worker = await startWorkerRuntime(api.config, own.url, registry, createLogger('silent'), options.spill ? FAST_WORKER : { ...FAST_WORKER, spill: NO_SPILL });
   const cli = cliRunner(api.prefix);
   const tributary = (...args: string[]) => cli.run(args, { REDIS_URL: own.url, REDIS_PREFIX: api.prefix, DATA_DIR: dataDir });
-  // Random padding: queued records are compressed (jobs/stream-entries.ts), and these must fill Redis.
-  const batch = (n: number) => Array.from({ length: 100 }, (_, i) => ({ _event: 'page_view', page: `/catalog/item/${n}-${i}`, referrer: 'https://www.example.com/search?q=long+weekend', props: { plan: 'pro', n, i, pad: randomBytes(90).toString('base64') } }));
+  // Random padding: queued records are compressed (jobs/stream-entries.ts), and these must fill Redis;
+  // large, so that it takes few records (each costs the test CPU to accept, route and deliver).
+  const batch = (n: number) => Array.from({ length: 100 }, (_, i) => ({ _event: 'page_view', page: `/catalog/item/${n}-${i}`, referrer: 'https://www.example.com/search?q=long+weekend', props: { plan: 'pro', n, i, pad: randomBytes(360).toString('base64') } }));
   return {
     own,
     api,

@@ -11,6 +11,7 @@ import { TrackerSchema } from '../../src/core/trackers/types';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
 import { freePort } from '../helpers/redis-server';
 import { seededRandom } from '../helpers/seeded-random';
+import { SERVER } from '../helpers/entries';
 import { waitReady } from '../helpers/tributary-process';
 
 /**
@@ -52,7 +53,7 @@ test('peak RSS of the API process under hostile requests stays bounded', async (
   const port = await freePort();
   // Its own data directory: the API keeps its admin token there, and nothing goes into the checkout.
   const dataDir = mkdtempSync(path.join(tmpdir(), 'tributary-hostile-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'boot', 'server.ts'), 'api'], {
+  const child = spawn(process.execPath, [SERVER, 'api'], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'error', REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: prefix, PORT: String(port), DATA_DIR: dataDir },
     stdio: ['ignore', 'ignore', 'pipe'],

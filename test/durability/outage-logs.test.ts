@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { OwnRedis, freePort } from '../helpers/redis-server';
+import { SERVER } from '../helpers/entries';
 import { waitReady } from '../helpers/tributary-process';
 
 /** During a Redis outage every line the process writes is a JSON log line: no raw error dumps. */
@@ -13,7 +14,7 @@ test('Redis killed under a running relay (API and delivery): stdout and stderr h
   const redis = await OwnRedis.start();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'tributary-outage-logs-'));
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'boot', 'server.ts'), 'all'], {
+  const child = spawn(process.execPath, [SERVER, 'all'], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', REDIS_URL: redis.url, REDIS_PREFIX: 'outage', DATA_DIR: dataDir, PORT: String(port), DELIVERY_DISCOVER_INTERVAL_MS: '100' },
     stdio: ['ignore', 'pipe', 'pipe'],

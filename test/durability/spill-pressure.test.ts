@@ -1,5 +1,5 @@
 import { existsSync, readdirSync } from 'node:fs';
-import { deliveryKeys } from '../../jobs/keys';
+import { deliveryKeys, recentRecordsKey } from '../../jobs/keys';
 import { spoolDirectory } from '../../jobs/spool';
 import { waitFor } from '../helpers/wait';
 import { startFullRedis, type FullRedis } from './full-redis';
@@ -14,7 +14,7 @@ import { startFullRedis, type FullRedis } from './full-redis';
 jest.setTimeout(240_000);
 
 const MAXMEMORY = 16 * 1024 * 1024;
-const REQUESTS = 1500;
+const REQUESTS = 500;
 let f: FullRedis;
 
 beforeAll(async () => {
@@ -63,6 +63,8 @@ test('a disabled destination spills under memory pressure; the other tracker nev
   const owner = JSON.parse(await f.succeeds('query', f.api.tracker.id, "select step from users where _uid = 'owner'", '--json')) as { rows: unknown[][] };
   expect(Number(owner.rows[0]![0])).toBe(REQUESTS / 100 - 1);
 
-  // Redis is back near where it started (allocator slack aside).
-  await waitFor(async () => (await f.usedMemory()) < baseline + 2 * 1024 * 1024, { timeoutMs: 30_000, message: 'Redis memory back to its baseline' });
+  // Redis is back near where it started (allocator slack aside), but for the tracker's last routing
+  // steps, kept for `destinations preview` (a megabyte or two of these incompressible records).
+  const preview = Number(await f.redis.memory('USAGE', recentRecordsKey(f.api.prefix, f.api.tracker.id)));
+  await waitFor(async () => (await f.usedMemory()) < baseline + preview + 2 * 1024 * 1024, { timeoutMs: 30_000, message: 'Redis memory back to its baseline' });
 });

@@ -2,7 +2,6 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { localConnector, queryWarehouse } from '../../connectors/local';
 import { ConnectorRegistry } from '../../connectors/registry';
@@ -12,6 +11,7 @@ import { startWorkerRuntime, type WorkerRuntime } from '../../jobs/worker-runtim
 import { createLogger } from '../../src/core/logger';
 import { cliRunner, type CliRunner } from '../cli/run-cli';
 import { startTestApi, type TestApi } from '../helpers/api';
+import { CLI } from '../helpers/entries';
 import { FAST_DELIVERY } from '../helpers/fast-worker';
 import { TEST_REDIS_URL } from '../helpers/redis';
 import { waitFor } from '../helpers/wait';
@@ -109,8 +109,7 @@ test('a CSV of users lands as users, its cells typed as a reader of the sheet wo
 test('an import killed with SIGKILL mid-file and run again ends with every line once', async () => {
   const total = 30_000;
   const big = file('big.ndjson', Array.from({ length: total }, (_, i) => JSON.stringify({ _event: 'bulk', _uid: `u${i % 100}`, _event_at: '2025-06-01T00:00:00Z', i })).join('\n'));
-  const tsx = pathToFileURL(path.join(__dirname, '../../node_modules/tsx/dist/loader.mjs')).href;
-  const child = spawn(process.execPath, ['--import', tsx, path.join(__dirname, '../../src/cli/main.ts'), 'import', api.tracker.id, big], {
+  const child = spawn(process.execPath, [CLI, 'import', api.tracker.id, big], {
     env: { ...process.env, REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: api.prefix, DATA_DIR: cli.dataDir },
     stdio: 'ignore',
   });

@@ -40,7 +40,7 @@ const file = () => path.join(dataDir, 'warehouse', `${api.tracker.id}.duckdb`);
 test('a write stuck past the deadline is abandoned and retried; nothing lands twice or out of order', async () => {
   let release!: () => void;
   const held = withFileMutex(file(), () => new Promise<void>((r) => (release = r)));
-  const stopGc = collectGarbageOften(20);
+  const stopGc = collectGarbageOften(100);
   const status = new DestinationStatusStore(api.runtime.redis, deliveryKeys(api.prefix, { trackerId: api.tracker.id, destinationId: 'wh' }));
   try {
     const events = Array.from({ length: 40 }, (_, n) => ({ _event: 'stuck', n }));

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from './redis';
+import { SERVER } from './entries';
 import { waitFor } from './wait';
 
 const ROOT = path.join(__dirname, '..', '..');
@@ -18,11 +19,12 @@ export interface TributaryProcess {
 }
 
 /**
- * Runs `src/boot/server.ts <role>` as its own process, straight from the sources (so a stale build
- * never hides a change). The caller's env decides Redis, prefix, port and data directory.
+ * Runs the relay with `role` as its own process, from the bundle of the sources that the run's
+ * global setup made (test/helpers/entries.ts), so a stale build never hides a change. The caller's
+ * env decides Redis, prefix, port and data directory.
  */
 export function spawnTributary(role: 'all' | 'api' | 'worker', env: Record<string, string>): TributaryProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'boot', 'server.ts'), role], {
+  const child = spawn(process.execPath, [SERVER, role], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -23,7 +23,7 @@ const name = `hang-${randomUUID()}`;
 beforeAll(async () => {
   api = await startTestApi({}, { destinations: [{ id: 'm', type: 'memory', enabled: true, settings: { name } }] });
   worker = await startWorkerRuntime(api.config, TEST_REDIS_URL, new ConnectorRegistry([createMemoryConnector() as never]), createLogger('silent'), FAST);
-  stopGc = collectGarbageOften();
+  stopGc = collectGarbageOften(100);
 });
 afterAll(async () => {
   stopGc();

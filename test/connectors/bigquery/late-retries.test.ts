@@ -79,7 +79,7 @@ it('a call that never answers is given up at requestTimeoutMs even while garbage
   const fx = await writer(uniqueDataset(), 300);
   await fx.write([event('warm', {})]);
   const events = Array.from({ length: 10 }, () => event('hung', {}));
-  const stopGc = collectGarbageOften(10);
+  const stopGc = collectGarbageOften(50);
   try {
     fake.faults.inject('tabledata.insertAll', { kind: 'hang' });
     await expect(fx.write(events)).rejects.toMatchObject({ kind: 'retryable', details: { reason: 'timeout' } });

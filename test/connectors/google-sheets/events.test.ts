@@ -109,7 +109,7 @@ test('a call that never answers is given up at requestTimeoutMs even while garba
   const w = await h.open({ requestTimeoutMs: 1000 });
   await h.write(w, [event(h.clock, { n: 0 })]);
   const batch = [event(h.clock, { n: 1 }), event(h.clock, { n: 2 })];
-  const stopGc = collectGarbageOften(10);
+  const stopGc = collectGarbageOften(100);
   try {
     h.fake.faults.add({ kind: 'hang' }, { method: 'values.batchGet' });
     await expect(h.write(w, batch)).rejects.toMatchObject({ kind: 'retryable', details: { reason: 'no-response' }, message: expect.stringContaining('values.batchGet did not answer within 1000 ms') });

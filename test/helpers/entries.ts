@@ -1,0 +1,14 @@
+import path from 'node:path';
+
+const ROOT = path.join(__dirname, '..', '..');
+
+/**
+ * The relay as the tests run it in processes: src/boot/server.ts bundled into one file (our code;
+ * packages still load from node_modules) by test/global-setup.ts at the start of every jest run,
+ * so it is never older than the sources. One file starts in half the CPU of the sources through
+ * tsx, and the tests start the relay a few hundred times.
+ */
+export const SERVER = path.join(ROOT, 'dist', 'test', 'server.js');
+
+/** The CLI as users run it: bin/tributary.js over dist/cli, rebuilt by test/global-setup.ts too. */
+export const CLI = path.join(ROOT, 'bin', 'tributary.js');
