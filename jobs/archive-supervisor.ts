@@ -18,6 +18,8 @@ export interface ArchiveSupervisorOptions {
   leaseMs: number;
   discoverIntervalMs: number;
   archiver?: Partial<Omit<ArchiverOptions, 'days'>>;
+  /** How long past a range's end a backfill waits for late records (default DEFAULT_BACKFILL_END_MARGIN_MS). */
+  backfillEndMarginMs?: number;
 }
 
 /** A tracker partition's archiver; its key is `tracker/partition`. */
@@ -73,7 +75,7 @@ export class ArchiveSupervisor extends LeaseSupervisor<Running> {
         const prefix = this.opts.keyspace.prefixOf(want);
         // Caught up: nothing waits to be routed in the partition's shard, nor to be archived.
         const caughtUp = async () => (await this.redis.xlen(keys.stream)) === 0 && (await ingestIdle(this.redis, prefix));
-        const backfills = { backfiller: new Backfiller(this.redis, this.opts.keyspace, files, want, log, caughtUp), tracker: () => this.store.get(want.trackerId) };
+        const backfills = { backfiller: new Backfiller(this.redis, this.opts.keyspace, files, want, log, caughtUp, this.opts.backfillEndMarginMs), tracker: () => this.store.get(want.trackerId) };
         await new Archiver(this.redis, keys, lock, files, { ...DEFAULT_ARCHIVER_OPTIONS, ...this.opts.archiver, days: want.days }, log, backfills).run(running.signal);
       } catch (err) {
         if (!running.signal.aborted) log.warn({ err: (err as Error).message }, 'archiving stopped; it starts over');

@@ -65,9 +65,10 @@ const SKEW_MS = 5 * 60_000;
 /**
  * A tracker partition's records are routed (so archived) in the order they were accepted: once a
  * record received this long after the range's end is read, every record of the range was read.
- * The margin covers the group commit and API hosts' clocks that disagree a little.
+ * The margin covers the group commit and API hosts' clocks that disagree a little. A range that
+ * ends now therefore finishes this long after it ends.
  */
-const END_MARGIN_MS = 10_000;
+export const DEFAULT_BACKFILL_END_MARGIN_MS = 10_000;
 
 /**
  * Appends a chunk to the history stream and moves the position, if the backfill is still the one
@@ -198,6 +199,7 @@ export class Backfiller {
     private readonly logger: Logger,
     /** Whether every record accepted for this partition has been routed and archived (nothing more of the range can come). */
     private readonly caughtUp: () => Promise<boolean>,
+    private readonly endMarginMs = DEFAULT_BACKFILL_END_MARGIN_MS,
   ) {}
 
   /** One chunk for each destination whose backfill runs; returns whether any moved. */
@@ -268,7 +270,7 @@ export class Backfiller {
     const entries = await this.next(destination.id, progress, position);
     if (entries.length === 0) {
       // Everything archived is read: done once nothing of the range can still come (accepted, not yet routed or archived).
-      if (Date.now() > until + END_MARGIN_MS && (await this.caughtUp())) await this.finish(destination, keys, progress);
+      if (Date.now() > until + this.endMarginMs && (await this.caughtUp())) await this.finish(destination, keys, progress);
       return false;
     }
     const texts: string[] = [];
@@ -279,7 +281,7 @@ export class Backfiller {
       read++;
       const record = parseExactJson(entry.json) as TrackedRecord;
       const at = Date.parse(record.receivedAt);
-      if (at > until + END_MARGIN_MS) {
+      if (at > until + this.endMarginMs) {
         past = true;
         break;
       }

@@ -9,7 +9,7 @@ import { watchTrackerChanges } from '../src/core/trackers/changes';
 import { startRouter } from './router';
 import { DEFAULT_DELIVERY_OPTIONS } from './delivery-loop';
 import { DeliverySupervisor, type SupervisorOptions } from './supervisor';
-import { ArchiveSupervisor } from './archive-supervisor';
+import { ArchiveSupervisor, type ArchiveSupervisorOptions } from './archive-supervisor';
 import { DEFAULT_SPILL_OPTIONS } from './spiller';
 
 export interface WorkerRuntime {
@@ -28,9 +28,10 @@ export async function startWorkerRuntime(
   redisLocation: RedisLocation,
   registry: ConnectorRegistry,
   logger: Logger,
-  overrides: Partial<Omit<SupervisorOptions, 'keyspace' | 'dataDir' | 'engine'>> = {},
+  overrides: Partial<Omit<SupervisorOptions, 'keyspace' | 'dataDir' | 'engine'>> & { archive?: Pick<ArchiveSupervisorOptions, 'archiver' | 'backfillEndMarginMs'> } = {},
   sharedMemory?: MemoryBudget,
 ): Promise<WorkerRuntime> {
+  const { archive, ...supervisorOverrides } = overrides;
   const connection = createRedisClient(targetOf(redisLocation), 'worker');
   const commands = createRedisClient(targetOf(redisLocation), 'worker');
   // A worker-only process samples for itself, so its log warns at the watermarks too.
@@ -62,13 +63,13 @@ export async function startWorkerRuntime(
   };
   const supervisor = new DeliverySupervisor(commands, store, registry, logger.child({ component: 'delivery' }), {
     ...fromConfig,
-    ...overrides,
+    ...supervisorOverrides,
     keyspace: config.keyspace,
     dataDir: config.dataDir,
     engine: config.warehouse,
   });
   supervisor.start();
-  const archives = new ArchiveSupervisor(commands, store, logger.child({ component: 'archive' }), { keyspace: config.keyspace, root: config.archiveDir, leaseMs: d.leaseMs, discoverIntervalMs: d.discoverIntervalMs });
+  const archives = new ArchiveSupervisor(commands, store, logger.child({ component: 'archive' }), { keyspace: config.keyspace, root: config.archiveDir, leaseMs: d.leaseMs, discoverIntervalMs: d.discoverIntervalMs, ...archive });
   archives.start();
   // A tracker saved by any process: route its next records with its new destinations and rules, and start or stop deliveries now.
   const changesSubscriber = createRedisClient(targetOf(redisLocation), 'worker');

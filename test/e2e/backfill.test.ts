@@ -40,7 +40,13 @@ beforeAll(async () => {
   bigquery = await startBigQueryFake({ dedupWindowMs: 50 });
   api = await startTestApi({ DATA_DIR: dataDir }, { destinations: [{ id: 'wh', type: 'local', enabled: true, settings: {} }] });
   const connectors = new ConnectorRegistry([localConnector, bigqueryConnector] as Connector[]);
-  worker = await startWorkerRuntime(api.config, TEST_REDIS_URL, connectors, createLogger('silent'), { discoverIntervalMs: 50, leaseMs: 5000, delivery: FAST_DELIVERY });
+  worker = await startWorkerRuntime(api.config, TEST_REDIS_URL, connectors, createLogger('silent'), {
+    discoverIntervalMs: 50,
+    leaseMs: 5000,
+    delivery: FAST_DELIVERY,
+    // One process, one clock, a group commit of milliseconds: a second past a range's end is plenty.
+    archive: { backfillEndMarginMs: 1000 },
+  });
   destinations = new DestinationService(api.runtime.store, createDefaultRegistry(), dataDir, createLogger('silent'));
   admin = new DeliveryAdmin({ destinations, redis: api.runtime.redis, keyspace: api.config.keyspace, dataDir });
 });
