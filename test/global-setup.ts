@@ -1,18 +1,23 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { build } from 'esbuild';
-import { SERVER } from './helpers/entries';
+import { SERVER, WRITE_CHILD } from './helpers/entries';
 
 const ROOT = path.join(__dirname, '..');
 
 /**
- * Builds what the tests run as processes, from the sources as they are now: the relay's bundle
- * (test/helpers/entries.ts) and the CLI's (`npm run build:cli`). About two seconds, once per run.
+ * Builds what the tests run as processes, from the sources as they are now: the relay's and a
+ * connector writer's bundles (test/helpers/entries.ts) and the CLI's (`npm run build:cli`). About
+ * two seconds, once per run.
  */
 export default async function globalSetup(): Promise<void> {
+  const outdir = path.dirname(SERVER);
   await build({
-    entryPoints: [path.join(ROOT, 'src', 'boot', 'server.ts')],
-    outfile: SERVER,
+    entryPoints: {
+      [path.basename(SERVER, '.js')]: path.join(ROOT, 'src', 'boot', 'server.ts'),
+      [path.basename(WRITE_CHILD, '.js')]: path.join(ROOT, 'test', 'connectors', 'fixtures', 'write-child.ts'),
+    },
+    outdir,
     bundle: true,
     platform: 'node',
     format: 'cjs',

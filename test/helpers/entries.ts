@@ -10,5 +10,11 @@ const ROOT = path.join(__dirname, '..', '..');
  */
 export const SERVER = path.join(ROOT, 'dist', 'test', 'server.js');
 
+/**
+ * test/connectors/fixtures/write-child.ts bundled the same way: a Google connector writing in a
+ * process of its own, with its client libraries as in production.
+ */
+export const WRITE_CHILD = path.join(ROOT, 'dist', 'test', 'write-child.js');
+
 /** The CLI as users run it: bin/tributary.js over dist/cli, rebuilt by test/global-setup.ts too. */
 export const CLI = path.join(ROOT, 'bin', 'tributary.js');
