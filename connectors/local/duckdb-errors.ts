@@ -37,10 +37,31 @@ export function isAccessError(err: unknown): boolean {
   return /Permission denied|Read-only file system|Not a directory/i.test(message(err));
 }
 
+/** DuckDB's answer when a statement needs more than the instance's `memory_limit`. */
+export function isOutOfMemoryError(err: unknown): boolean {
+  return /^Out of Memory Error/i.test(message(err));
+}
+
+/**
+ * The error for a write that needed more memory than WAREHOUSE_MEMORY_MB gives the writer. What
+ * grows is the `_id` index of each table, which DuckDB holds in memory while it inserts: with
+ * random ids (an import's, or a client's own UUIDv4) every insert touches the whole index, about
+ * 60 bytes an event (82 MiB at 1.4 million events, measured); time-ordered ids (UUIDv7, which
+ * records without `_id` get) touch only its newest part. Retried, so that nothing is lost while
+ * the operator raises the limit.
+ */
+export function outOfMemoryError(file: string, err: unknown): RetryableError {
+  return new RetryableError(
+    `the local warehouse ${file} needs more memory than WAREHOUSE_MEMORY_MB gives it: DuckDB keeps each table's _id index in memory while it writes, about 60 bytes an event when ids are random (imports, clients' own UUIDv4 ids). Raise WAREHOUSE_MEMORY_MB (e.g. 512 for about 6 million such events) and restart the workers; this batch is retried meanwhile (${message(err)})`,
+    { reason: 'out-of-memory', cause: err },
+  );
+}
+
 /** Whole-batch failures: access problems pause the destination, everything else is retried. */
 export function toConnectorError(file: string, err: unknown): ConnectorError {
   if (err instanceof RetryableError || err instanceof ConfigurationError) return err;
   if (isLockError(err)) return lockedError(file, err);
+  if (isOutOfMemoryError(err)) return outOfMemoryError(file, err);
   if (isAccessError(err)) return new ConfigurationError(`the local warehouse ${file} cannot be written: ${message(err)}`, { cause: err });
   return new RetryableError(`the local warehouse ${file} failed: ${message(err)}`, { cause: err });
 }

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { localConnector, queryWarehouse } from '../../../connectors/local';
 import { Warehouse } from '../../../connectors/local/database';
+import { RetryableError } from '../../../connectors/errors';
 import { createLogger } from '../../../src/core/logger';
 import { event } from './helpers';
 
@@ -63,3 +64,19 @@ test('a query that needs more than the limit spills to disk instead of failing',
   const result = await queryWarehouse(file, sql, { limits: { memoryMb: 64, tempDirectory } });
   expect(Number(result.rows[0]?.[0])).toBe(3_000_000);
 }, 60_000);
+
+test('a writer whose _id index outgrows its memory limit fails the batch as retryable, naming WAREHOUSE_MEMORY_MB', async () => {
+  const writer = await localConnector.open({ trackerId: 'shop', destinationId: 'local', settings: { batchRecords: 5000 }, dataDir, engine: { memoryMb: 16, tempDirectory }, logger: createLogger('silent'), now: () => new Date() });
+  try {
+    // Random ids (randomUUID), as an import's: each insert touches the whole index, which DuckDB keeps in memory.
+    let failure: unknown;
+    for (let batch = 0; batch < 200 && failure === undefined; batch++) {
+      await writer.write(Array.from({ length: 5000 }, () => event('imported', {})), new AbortController().signal).catch((err: unknown) => (failure = err));
+    }
+    expect(failure).toBeInstanceOf(RetryableError);
+    expect((failure as RetryableError).details.reason).toBe('out-of-memory');
+    expect((failure as Error).message).toMatch(/needs more memory than WAREHOUSE_MEMORY_MB gives it.*_id index.*Out of Memory Error/s);
+  } finally {
+    await writer.close();
+  }
+}, 120_000);
