@@ -72,11 +72,32 @@ export class Warehouse {
   private idle: NodeJS.Timeout | undefined;
   private readerPoll: NodeJS.Timeout | undefined;
 
+  /** The writer's memory limit: the host's, until raiseMemoryLimit doubles it. Kept across reopens while the file is shared. */
+  private memoryMb: number;
+
   private constructor(
     readonly file: string,
     private readonly releaseAfterIdleMs: number,
     private readonly limits: EngineLimits,
-  ) {}
+  ) {
+    this.memoryMb = limits.memoryMb;
+  }
+
+  /**
+   * Doubles the writer's memory limit, up to `maxMemoryMb`, after a write ran out of memory;
+   * returns the new limit, or null when it is at the ceiling already. Only a warehouse that needs
+   * it grows: a 1 GB import (random ids) ran out at 1.4 million events under 128 MiB, with DuckDB's
+   * `_id` index taking most of it, where 3.5 million time-ordered ids never did
+   * (bench/RESULTS.md, "A 1 GB import").
+   */
+  async raiseMemoryLimit(signal: AbortSignal | undefined): Promise<number | null> {
+    const ceiling = Math.max(this.limits.maxMemoryMb ?? this.memoryMb, this.limits.memoryMb);
+    if (this.memoryMb >= ceiling) return null;
+    const next = Math.min(ceiling, this.memoryMb * 2);
+    await this.use(signal, (conn) => conn.run(`SET memory_limit = '${next}MiB'`));
+    this.memoryMb = next;
+    return next;
+  }
 
   /**
    * Runs `fn` on the open connection, with the file to itself within this process. A call whose
@@ -126,7 +147,7 @@ export class Warehouse {
     let conn: DuckDBConnection | undefined;
     let engine: Awaited<ReturnType<typeof engineOptions>> | undefined;
     try {
-      engine = await engineOptions(this.limits);
+      engine = await engineOptions({ ...this.limits, memoryMb: this.memoryMb });
       instance = await DuckDBInstance.create(this.file, { ...WRITER_OPTIONS, ...engine.options });
       conn = await instance.connect();
       await ensureTables(conn);

@@ -43,16 +43,15 @@ export function isOutOfMemoryError(err: unknown): boolean {
 }
 
 /**
- * The error for a write that needed more memory than WAREHOUSE_MEMORY_MB gives the writer. What
- * grows is the `_id` index of each table, which DuckDB holds in memory while it inserts: with
- * random ids (an import's, or a client's own UUIDv4) every insert touches the whole index, about
- * 60 bytes an event (82 MiB at 1.4 million events, measured); time-ordered ids (UUIDv7, which
- * records without `_id` get) touch only its newest part. Retried, so that nothing is lost while
- * the operator raises the limit.
+ * The error for a write that still ran out of memory at the writer's ceiling
+ * (WAREHOUSE_MEMORY_MAX_MB, to which it raises itself from WAREHOUSE_MEMORY_MB). Seen with random
+ * ids (an import's, a client's own UUIDv4) in a large warehouse, where DuckDB's `_id` indexes
+ * took most of the limit (bench/RESULTS.md, "A 1 GB import"). Retried, so that nothing is lost
+ * while the operator raises the ceiling.
  */
 export function outOfMemoryError(file: string, err: unknown): RetryableError {
   return new RetryableError(
-    `the local warehouse ${file} needs more memory than WAREHOUSE_MEMORY_MB gives it: DuckDB keeps each table's _id index in memory while it writes, about 60 bytes an event when ids are random (imports, clients' own UUIDv4 ids). Raise WAREHOUSE_MEMORY_MB (e.g. 512 for about 6 million such events) and restart the workers; this batch is retried meanwhile (${message(err)})`,
+    `the local warehouse ${file} needs more memory than WAREHOUSE_MEMORY_MAX_MB lets its writer take (DuckDB holds each table's _id index in memory while it writes, and random ids such as an import's or clients' own UUIDv4 make it large). Raise WAREHOUSE_MEMORY_MAX_MB and restart the workers; this batch is retried meanwhile (${message(err)})`,
     { reason: 'out-of-memory', cause: err },
   );
 }

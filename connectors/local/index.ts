@@ -3,7 +3,7 @@ import { guardWrite } from '../shared/write-guard';
 import { DEFAULT_BATCH_RECORDS, DEFAULT_MAX_COLUMNS, DEFAULT_RELEASE_AFTER_IDLE_MS, LocalSettingsSchema, warehouseFile, type LocalSettings } from './config';
 import { prepareDirectory, Warehouse } from './database';
 import { defaultEngineLimits } from './engine';
-import { toConnectorError } from './duckdb-errors';
+import { isOutOfMemoryError, toConnectorError } from './duckdb-errors';
 import { writeBatch } from './write-batch';
 
 export { exportWarehouse, queryWarehouse, WarehouseMissingError, type ExportedFile, type ExportFormat, type QueryOptions, type QueryResult, type ReadOptions } from './query';
@@ -94,10 +94,15 @@ function createLocalWriter(ctx: DestinationContext<LocalSettings>): DestinationW
     async write(records, signal) {
       guard(signal);
       if (records.length === 0) return [];
-      try {
-        return await warehouse.use(signal, (conn) => writeBatch(conn, records, maxColumns));
-      } catch (err) {
-        throw toConnectorError(file, err);
+      for (;;) {
+        try {
+          return await warehouse.use(signal, (conn) => writeBatch(conn, records, maxColumns));
+        } catch (err) {
+          // The batch rolled back whole: with more memory, it goes again at once.
+          const raised = isOutOfMemoryError(err) ? await warehouse.raiseMemoryLimit(signal) : null;
+          if (raised === null) throw toConnectorError(file, err);
+          ctx.logger.warn({ file, memoryMb: raised }, 'the local warehouse ran out of memory for its _id index: its writer now takes up to this much (WAREHOUSE_MEMORY_MAX_MB is the ceiling)');
+        }
       }
     },
     async test(signal) {

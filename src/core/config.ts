@@ -74,6 +74,7 @@ const EnvSchema = z.object({
   REQUEST_HISTORY_ACCEPTED_PER_SECOND: int(100, 0),
   TRAFFIC_FLUSH_MS: int(5000, 50),
   WAREHOUSE_MEMORY_MB: int(128, 16),
+  WAREHOUSE_MEMORY_MAX_MB: int(1024, 16),
   WAREHOUSE_TEMP_DIR: z.string().optional(),
   ARCHIVE_DIR: z.string().optional(),
 });
@@ -210,6 +211,8 @@ export interface Config {
      * each `query` or `export` under way. Default 128 MiB (DuckDB's own default is 80 % of RAM).
      */
     memoryMb: number;
+    /** How far a writer raises its own limit when a table's `_id` index needs it (WAREHOUSE_MEMORY_MAX_MB, default 1024; never below memoryMb). */
+    maxMemoryMb: number;
     /** Where DuckDB spills what a batch or a query needs beyond the limit. Default `DATA_DIR/tmp/duckdb`. */
     tempDirectory: string;
   };
@@ -336,6 +339,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     archiveDir: path.resolve(e.ARCHIVE_DIR ?? path.join(e.DATA_DIR, 'archive')),
     warehouse: Object.freeze({
       memoryMb: e.WAREHOUSE_MEMORY_MB,
+      maxMemoryMb: Math.max(e.WAREHOUSE_MEMORY_MAX_MB, e.WAREHOUSE_MEMORY_MB),
       tempDirectory: path.resolve(e.WAREHOUSE_TEMP_DIR ?? path.join(e.DATA_DIR, 'tmp', 'duckdb')),
     }),
     memory: Object.freeze({

@@ -41,8 +41,9 @@ describe('Redis memory budget', () => {
 
 describe('local warehouse engine', () => {
   test('defaults: 128 MiB per open warehouse, spilling under DATA_DIR/tmp/duckdb', () => {
-    expect(loadConfig({ DATA_DIR: '/srv/tributary' }).warehouse).toEqual({ memoryMb: 128, tempDirectory: '/srv/tributary/tmp/duckdb' });
-    expect(loadConfig({ WAREHOUSE_MEMORY_MB: '1024', WAREHOUSE_TEMP_DIR: '/fast/tmp' }).warehouse).toEqual({ memoryMb: 1024, tempDirectory: '/fast/tmp' });
+    expect(loadConfig({ DATA_DIR: '/srv/tributary' }).warehouse).toEqual({ memoryMb: 128, maxMemoryMb: 1024, tempDirectory: '/srv/tributary/tmp/duckdb' });
+    expect(loadConfig({ WAREHOUSE_MEMORY_MB: '2048', WAREHOUSE_TEMP_DIR: '/fast/tmp' }).warehouse).toEqual({ memoryMb: 2048, maxMemoryMb: 2048, tempDirectory: '/fast/tmp' });
+    expect(loadConfig({ WAREHOUSE_MEMORY_MAX_MB: '512' }).warehouse.maxMemoryMb).toBe(512);
   });
 
   test('refuses less than 16 MiB', () => {

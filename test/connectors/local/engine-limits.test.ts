@@ -65,18 +65,44 @@ test('a query that needs more than the limit spills to disk instead of failing',
   expect(Number(result.rows[0]?.[0])).toBe(3_000_000);
 }, 60_000);
 
-test('a writer whose _id index outgrows its memory limit fails the batch as retryable, naming WAREHOUSE_MEMORY_MB', async () => {
-  const writer = await localConnector.open({ trackerId: 'shop', destinationId: 'local', settings: { batchRecords: 5000 }, dataDir, engine: { memoryMb: 16, tempDirectory }, logger: createLogger('silent'), now: () => new Date() });
+/**
+ * Batches of 5 000 events with random ids (randomUUID), as an import's, until one fails or
+ * `maxRows` are stored: the rows stored, the error, and the writer's memory limit then.
+ */
+async function writeUntilFailure(engine: { memoryMb: number; maxMemoryMb?: number }, maxRows = 2_000_000): Promise<{ rows: number; failure: unknown; limit: string }> {
+  const writer = await localConnector.open({ trackerId: 'shop', destinationId: 'local', settings: { batchRecords: 5000 }, dataDir, engine: { ...engine, tempDirectory }, logger: createLogger('silent'), now: () => new Date() });
+  const file = path.join(dataDir, 'warehouse', 'shop.duckdb');
   try {
-    // Random ids (randomUUID), as an import's: each insert touches the whole index, which DuckDB keeps in memory.
+    let rows = 0;
     let failure: unknown;
-    for (let batch = 0; batch < 200 && failure === undefined; batch++) {
-      await writer.write(Array.from({ length: 5000 }, () => event('imported', {})), new AbortController().signal).catch((err: unknown) => (failure = err));
+    while (failure === undefined && rows < maxRows) {
+      failure = await writer.write(Array.from({ length: 5000 }, () => event('imported', {})), new AbortController().signal).then(() => undefined, (err: unknown) => err);
+      if (failure === undefined) rows += 5000;
     }
-    expect(failure).toBeInstanceOf(RetryableError);
-    expect((failure as RetryableError).details.reason).toBe('out-of-memory');
-    expect((failure as Error).message).toMatch(/needs more memory than WAREHOUSE_MEMORY_MB gives it.*_id index.*Out of Memory Error/s);
+    // The writer's instance, shared with this acquire while the writer holds the file.
+    const seen = Warehouse.acquire(file, 60_000, { memoryMb: 999, tempDirectory });
+    const limit = await seen.use(undefined, async (conn) => String((await conn.runAndReadAll("SELECT current_setting('memory_limit')")).getRows()[0]![0]));
+    await seen.release();
+    return { rows, failure, limit };
   } finally {
     await writer.close();
   }
+}
+
+test('a writer whose _id index outgrows its memory limit and ceiling fails the batch as retryable, naming WAREHOUSE_MEMORY_MAX_MB', async () => {
+  const { failure, limit } = await writeUntilFailure({ memoryMb: 16 });
+  expect(failure).toBeInstanceOf(RetryableError);
+  expect((failure as RetryableError).details.reason).toBe('out-of-memory');
+  expect((failure as Error).message).toMatch(/needs more memory than WAREHOUSE_MEMORY_MAX_MB lets its writer take.*_id index.*Out of Memory Error/s);
+  expect(limit).toMatch(/^1[56]\.\d+ MiB$/);
+}, 120_000);
+
+test('below its ceiling the writer doubles its own limit, and the batch that ran out of memory goes through', async () => {
+  const alone = await writeUntilFailure({ memoryMb: 16 });
+  expect(alone.failure).toBeInstanceOf(RetryableError);
+  await rm(path.join(dataDir, 'warehouse'), { recursive: true, force: true });
+  const raised = await writeUntilFailure({ memoryMb: 16, maxMemoryMb: 32 }, alone.rows + 20_000);
+  expect(raised.failure).toBeUndefined();
+  expect(raised.rows).toBe(alone.rows + 20_000);
+  expect(raised.limit).toMatch(/^3[12]\.\d+ MiB$/);
 }, 120_000);
