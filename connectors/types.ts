@@ -38,8 +38,8 @@ export interface EngineLimits {
   memoryMb: number;
   /**
    * How far a writer may raise its own limit when a write runs out of memory (WAREHOUSE_MEMORY_MAX_MB;
-   * default 1024): what grows is a table's `_id` index, which DuckDB holds in memory while it
-   * writes, and which random ids touch whole. Unset: never above `memoryMb`.
+   * default 1024); a large warehouse written with random ids needs more than `memoryMb`. Unset:
+   * never above `memoryMb`.
    */
   maxMemoryMb?: number;
   /** Where it spills beyond that (WAREHOUSE_TEMP_DIR); each instance gets a directory of its own inside, removed when it closes. */

@@ -86,12 +86,11 @@ export class Warehouse {
   /**
    * Doubles the writer's memory limit, up to `maxMemoryMb`, after a write ran out of memory;
    * returns the new limit, or null when it is at the ceiling already. Only a warehouse that needs
-   * it grows: a 1 GB import (random ids) ran out at 1.4 million events under 128 MiB, with DuckDB's
-   * `_id` index taking most of it, where 3.5 million time-ordered ids never did
-   * (bench/RESULTS.md, "A 1 GB import").
+   * it grows: a 1 GB import (random ids) ran out at 1.4 million events under 128 MiB, where 3.5
+   * million time-ordered ids never did (bench/RESULTS.md, "A 1 GB import").
    */
   async raiseMemoryLimit(signal: AbortSignal | undefined): Promise<number | null> {
-    const ceiling = Math.max(this.limits.maxMemoryMb ?? this.memoryMb, this.limits.memoryMb);
+    const ceiling = this.limits.maxMemoryMb ?? this.limits.memoryMb;
     if (this.memoryMb >= ceiling) return null;
     const next = Math.min(ceiling, this.memoryMb * 2);
     await this.use(signal, (conn) => conn.run(`SET memory_limit = '${next}MiB'`));

@@ -45,13 +45,12 @@ export function isOutOfMemoryError(err: unknown): boolean {
 /**
  * The error for a write that still ran out of memory at the writer's ceiling
  * (WAREHOUSE_MEMORY_MAX_MB, to which it raises itself from WAREHOUSE_MEMORY_MB). Seen with random
- * ids (an import's, a client's own UUIDv4) in a large warehouse, where DuckDB's `_id` indexes
- * took most of the limit (bench/RESULTS.md, "A 1 GB import"). Retried, so that nothing is lost
- * while the operator raises the ceiling.
+ * ids (an import's, a client's own UUIDv4) in a large warehouse (bench/RESULTS.md, "A 1 GB
+ * import"). Retried, so that nothing is lost while the operator raises the ceiling.
  */
 export function outOfMemoryError(file: string, err: unknown): RetryableError {
   return new RetryableError(
-    `the local warehouse ${file} needs more memory than WAREHOUSE_MEMORY_MAX_MB lets its writer take (DuckDB holds each table's _id index in memory while it writes, and random ids such as an import's or clients' own UUIDv4 make it large). Raise WAREHOUSE_MEMORY_MAX_MB and restart the workers; this batch is retried meanwhile (${message(err)})`,
+    `the local warehouse ${file} needs more memory than WAREHOUSE_MEMORY_MAX_MB lets its writer take (a large warehouse written with random ids, such as an import's or clients' own UUIDv4, needs more than one with the relay's time-ordered ids). Raise WAREHOUSE_MEMORY_MAX_MB and restart the workers; this batch is retried meanwhile (${message(err)})`,
     { reason: 'out-of-memory', cause: err },
   );
 }

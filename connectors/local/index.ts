@@ -101,7 +101,7 @@ function createLocalWriter(ctx: DestinationContext<LocalSettings>): DestinationW
           // The batch rolled back whole: with more memory, it goes again at once.
           const raised = isOutOfMemoryError(err) ? await warehouse.raiseMemoryLimit(signal) : null;
           if (raised === null) throw toConnectorError(file, err);
-          ctx.logger.warn({ file, memoryMb: raised }, 'the local warehouse ran out of memory for its _id index: its writer now takes up to this much (WAREHOUSE_MEMORY_MAX_MB is the ceiling)');
+          ctx.logger.warn({ file, memoryMb: raised }, 'a write of the local warehouse ran out of memory: its writer now takes up to this much and writes the batch again (WAREHOUSE_MEMORY_MAX_MB is the ceiling)');
         }
       }
     },

@@ -89,11 +89,11 @@ async function writeUntilFailure(engine: { memoryMb: number; maxMemoryMb?: numbe
   }
 }
 
-test('a writer whose _id index outgrows its memory limit and ceiling fails the batch as retryable, naming WAREHOUSE_MEMORY_MAX_MB', async () => {
+test('a writer that outgrows its memory limit and ceiling fails the batch as retryable, naming WAREHOUSE_MEMORY_MAX_MB', async () => {
   const { failure, limit } = await writeUntilFailure({ memoryMb: 16 });
   expect(failure).toBeInstanceOf(RetryableError);
   expect((failure as RetryableError).details.reason).toBe('out-of-memory');
-  expect((failure as Error).message).toMatch(/needs more memory than WAREHOUSE_MEMORY_MAX_MB lets its writer take.*_id index.*Out of Memory Error/s);
+  expect((failure as Error).message).toMatch(/needs more memory than WAREHOUSE_MEMORY_MAX_MB lets its writer take.*random ids.*Out of Memory Error/s);
   expect(limit).toMatch(/^1[56]\.\d+ MiB$/);
 }, 120_000);
 
