@@ -9,7 +9,10 @@
  *
  * The import runs as the CLI runs (`dist/cli/tributary.js`), on the same two cores as the server,
  * Redis and the load generator; its peak RSS is printed (the file streams: it should stay flat
- * whatever the file's size).
+ * whatever the file's size). Each phase also prints where the two cores went, from /proc: the relay
+ * (and its event loop's thread alone), the split worker, Redis, the import and the load generator;
+ * and what can hold a live request up: the relay's event-loop delay (p99 and max, from its /metrics)
+ * and the Redis commands that took 1 ms or more (its SLOWLOG, set so for the run and restored).
  *
  * BENCH_LANE_SPLIT=1 runs the API (`start:api`) and the delivery (`start:worker`) as two processes
  * instead, as a deployment that separates them does: the API's event loop then carries no delivery.
@@ -33,7 +36,8 @@ import { fmt } from './format';
 import { firstRow } from './warehouse';
 import type { LoadPlan, LoadResult } from './load-generator';
 import { deletePrefix } from './queue-records';
-import { poll, startTributary } from './tributary-server';
+import { machineCpuSeconds, mainThreadCpuSeconds, processCpuSeconds, redisCpuSeconds } from './proc-stats';
+import { metric, poll, startTributary } from './tributary-server';
 
 const RECORDS = Number(process.env.BENCH_LANE_RECORDS ?? 1_000_000);
 const SECONDS = Number(process.env.BENCH_LANE_SECONDS ?? 60);
@@ -49,7 +53,20 @@ interface Phase {
   load: LoadResult;
   /** Live delivery lag samples, ms. */
   lags: number[];
+  /** Cores each process kept busy over the phase, on average (CPU seconds / wall seconds). */
+  cores: Record<CpuPart, number>;
+  /** The relay's event-loop delay over the phase, ms (prom-client's, which resets it at each read of /metrics). */
+  loopDelay: { p99: number; max: number };
+  /** Redis commands of 1 ms or more during the phase: how many, their sum and the longest, ms. */
+  slowRedis: { count: number; totalMs: number; maxMs: number; commands: string };
 }
+
+/** Redis's slow log during the run: every command of at least this long (µs), and room for all of them. */
+const SLOWLOG_MICROS = 1000;
+const SLOWLOG_LENGTH = 100_000;
+
+const CPU_PARTS = ['relay', 'event loop', 'worker', 'redis', 'import', 'load generator', 'machine'] as const;
+type CpuPart = (typeof CPU_PARTS)[number];
 
 function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
@@ -124,7 +141,41 @@ async function main(): Promise<void> {
     return next ? Math.max(0, Date.now() - Number(next[0].split('-')[0])) : 0;
   };
 
+  /** CPU seconds so far of each part; the import's is its last reading while it ran (its process may be gone by the phase's end). */
+  let importPid: number | undefined;
+  let importCpu = 0;
+  const readImportCpu = (): number => {
+    const now = processCpuSeconds(importPid);
+    if (Number.isFinite(now)) importCpu = now;
+    return importCpu;
+  };
+  const cpuNow = async (): Promise<Record<CpuPart, number>> => ({
+    relay: processCpuSeconds(server.pids[0]),
+    'event loop': mainThreadCpuSeconds(server.pids[0]),
+    worker: worker?.pid ? processCpuSeconds(worker.pid) : 0,
+    redis: await redisCpuSeconds(redis),
+    import: readImportCpu(),
+    'load generator': processCpuSeconds(loader.pid),
+    machine: machineCpuSeconds(),
+  });
+
+  const loopDelay = async (): Promise<Phase['loopDelay']> => {
+    const text = await server.metrics();
+    return { p99: metric(text, 'nodejs_eventloop_lag_p99_seconds') * 1000, max: metric(text, 'nodejs_eventloop_lag_max_seconds') * 1000 };
+  };
+  const slowRedis = async (): Promise<Phase['slowRedis']> => {
+    const entries = (await redis.call('SLOWLOG', 'GET', String(SLOWLOG_LENGTH))) as Array<[number, number, number, string[]]>;
+    const micros = entries.map((e) => Number(e[2]));
+    const byCommand = new Map<string, number>();
+    for (const e of entries) byCommand.set(String(e[3][0]).toUpperCase(), (byCommand.get(String(e[3][0]).toUpperCase()) ?? 0) + 1);
+    return { count: entries.length, totalMs: micros.reduce((a, b) => a + b, 0) / 1000, maxMs: Math.max(0, ...micros) / 1000, commands: [...byCommand].map(([c, n]) => `${c} ${n}`).join(', ') };
+  };
+
   const phase = async (name: string, seconds = SECONDS): Promise<Phase> => {
+    await loopDelay();
+    await redis.call('SLOWLOG', 'RESET');
+    const cpu0 = await cpuNow();
+    const started = performance.now();
     const plan: LoadPlan = { url: `http://127.0.0.1:${server.port}`, path: '/v3/event', connections: CONNECTIONS, duration: seconds, recordsPerRequest: 1, seed: name.charCodeAt(0), authorization: `Tracker ${token}`, rate: RATE };
     const load = ask<Message & { result: LoadResult }>(loader, { type: 'run', plan: plan as unknown as Message[string] }, 'result', (seconds + 120) * 1000);
     let loading = true;
@@ -132,9 +183,14 @@ async function main(): Promise<void> {
     const lags: number[] = [];
     while (loading) {
       lags.push(await liveLag());
+      readImportCpu();
       await new Promise((r) => setTimeout(r, SAMPLE_MS));
     }
-    return { load: (await load).result, lags };
+    const result = (await load).result;
+    const cpu1 = await cpuNow();
+    const wall = (performance.now() - started) / 1000;
+    const cores = Object.fromEntries(CPU_PARTS.map((part) => [part, (cpu1[part] - cpu0[part]) / wall])) as Record<CpuPart, number>;
+    return { load: result, lags, cores, loopDelay: await loopDelay(), slowRedis: await slowRedis() };
   };
 
   const show = (name: string, p: Phase): void => {
@@ -143,8 +199,15 @@ async function main(): Promise<void> {
     console.log(
       `${name}: ${fmt(p.load.requestsPerSecond)} live events/s, latency p50 ${fmt(p.load.p50, 1)} ms p99 ${fmt(p.load.p99, 1)} ms; live delivery lag p50 ${fmt(percentile(lags, 50))} ms p99 ${fmt(percentile(lags, 99))} ms max ${fmt(lags.at(-1) ?? Number.NaN)} ms${failed ? `; ${failed} requests failed` : ''}`,
     );
+    const parts = CPU_PARTS.filter((part) => part !== 'machine' && !(part === 'worker' && !SPLIT) && !(part === 'import' && p.cores.import === 0));
+    console.log(`    cores busy: ${parts.map((part) => `${part} ${fmt(p.cores[part], 2)}`).join(', ')}; the machine ${fmt(p.cores.machine, 2)} of 2`);
+    console.log(
+      `    the relay's event-loop delay p99 ${fmt(p.loopDelay.p99, 1)} ms, max ${fmt(p.loopDelay.max, 1)} ms (a 10 ms timer's interval); Redis commands of 1 ms or more: ${p.slowRedis.count}${p.slowRedis.count ? ` (${p.slowRedis.commands}), ${fmt(p.slowRedis.totalMs)} ms in all, the longest ${fmt(p.slowRedis.maxMs, 1)} ms` : ''}`,
+    );
   };
 
+  const slowlogWas = (await redis.config('GET', 'slowlog-*')) as string[];
+  await redis.config('SET', 'slowlog-log-slower-than', String(SLOWLOG_MICROS), 'slowlog-max-len', String(SLOWLOG_LENGTH));
   try {
     await nextMessage(loader, 'ready');
     console.log(`lane: ${SPLIT ? 'start:api and start:worker' : 'npm start'} with a local warehouse, ${fmt(RATE)} live single events/s over ${CONNECTIONS} connections, phases of ${SECONDS} s; import of ${fmt(RECORDS)} records (${fmt(bytes / 1024 / 1024)} MiB of NDJSON) in B`);
@@ -155,6 +218,7 @@ async function main(): Promise<void> {
 
     const importStarted = performance.now();
     const child = spawn(process.execPath, [CLI, 'import', trackerId, importFile, '--json', '--nice', process.env.BENCH_LANE_NICE ?? '19'], { env: { ...process.env, REDIS_URL, REDIS_PREFIX: prefix, DATA_DIR: server.dataDir }, stdio: ['ignore', 'pipe', 'inherit'] });
+    importPid = child.pid;
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     let peakRss = 0;
@@ -190,6 +254,7 @@ async function main(): Promise<void> {
     const expected = after.records + summary.imported;
     console.log(`exactly once: ${fmt(after.records)} live + ${fmt(summary.imported)} imported, ${fmt(stored.rows)} rows (${fmt(stored.imported)} imported), ${fmt(stored.ids)} distinct _id — ${stored.rows === expected && stored.ids === expected ? 'ok' : 'MISMATCH'}`);
   } finally {
+    await redis.config('SET', ...(slowlogWas as [string, string, ...string[]]));
     loader.send({ type: 'stop' });
     await stopChild(loader);
     await stopWorker();

@@ -33,6 +33,8 @@ export interface TributaryServer {
   /** The primary (with API_PROCESSES > 1) and every API process: their CPU is the server's. */
   pids: number[];
   counts: () => Promise<ServerCounts>;
+  /** The text of its /metrics now (read it with `metric`). */
+  metrics: () => Promise<string>;
   /** Counts once no request is under way any more (two equal readings 250 ms apart). */
   idleCounts: () => Promise<ServerCounts>;
   /** SIGTERM, as a deployment stops it; resolves with the exit code. `keepData` leaves DATA_DIR for the caller to read and remove. */
@@ -53,7 +55,8 @@ function get(port: number, urlPath: string): Promise<{ status: number; body: str
   });
 }
 
-function metric(text: string, line: string): number {
+/** The value of one line of a /metrics text, e.g. `nodejs_eventloop_lag_p99_seconds`; 0 when absent. */
+export function metric(text: string, line: string): number {
   const found = text.split('\n').find((l) => l.startsWith(`${line} `));
   return found === undefined ? 0 : Number(found.slice(line.length + 1));
 }
@@ -119,12 +122,16 @@ export async function startTributary(options: { redis: Redis; redisUrl: string; 
       return seen.size === options.processes ? [...seen] : undefined;
     });
     if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode})`);
-    const counts = async (): Promise<ServerCounts> => {
+    const metrics = async (): Promise<string> => {
       const res = await get(port, '/metrics');
       if (res.status !== 200) throw new Error(`/metrics answered ${res.status}: ${res.body}`);
+      return res.body;
+    };
+    const counts = async (): Promise<ServerCounts> => {
+      const text = await metrics();
       return {
-        answered: metric(res.body, 'tributary_http_requests_total{endpoint="/v3/event",method="POST",status="202"}'),
-        records: metric(res.body, 'tributary_records_accepted_total{kind="event"}'),
+        answered: metric(text, 'tributary_http_requests_total{endpoint="/v3/event",method="POST",status="202"}'),
+        records: metric(text, 'tributary_records_accepted_total{kind="event"}'),
       };
     };
     return {
@@ -132,6 +139,7 @@ export async function startTributary(options: { redis: Redis; redisUrl: string; 
       dataDir,
       pids: options.processes > 1 ? [child.pid!, ...pids] : pids,
       counts,
+      metrics,
       idleCounts: async () => {
         let last = await counts();
         for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {

@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import { promisify } from 'node:util';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { deflateRaw, inflateRaw } from 'node:zlib';
 
 const deflate = promisify(deflateRaw);
@@ -39,9 +40,17 @@ const HEADER_BYTES = 4 + 2 + 4 + 8;
 
 const checksum = (meta: Buffer, payload: Buffer) => hash('sha256', Buffer.concat([meta, payload]), 'buffer').subarray(0, 8);
 
+/** Entries turned into text between two turns of the event loop (see DECODE_SLICE_RECORDS in stream-read.ts). */
+const ENCODE_SLICE_ENTRIES = 500;
+
 /** The bytes of one frame holding `entries` (at least one, in id order). */
 export async function encodeFrame(entries: readonly FramedEntry[]): Promise<Buffer> {
-  const payload = await deflate(Buffer.from(entries.map((e) => `${e.id}\t${e.json}\n`).join('')));
+  const text: Buffer[] = [];
+  for (let i = 0; i < entries.length; i += ENCODE_SLICE_ENTRIES) {
+    if (i > 0) await nextTurn();
+    text.push(Buffer.from(entries.slice(i, i + ENCODE_SLICE_ENTRIES).map((e) => `${e.id}\t${e.json}\n`).join('')));
+  }
+  const payload = await deflate(text.length === 1 ? text[0]! : Buffer.concat(text));
   const meta = Buffer.from(JSON.stringify({ first: entries[0]!.id, last: entries[entries.length - 1]!.id, count: entries.length }));
   const header = Buffer.alloc(HEADER_BYTES);
   MAGIC.copy(header, 0);
