@@ -86,7 +86,7 @@ export class Warehouse {
   /**
    * Doubles the writer's memory limit, up to `maxMemoryMb`, after a write ran out of memory;
    * returns the new limit, or null when it is at the ceiling already. Only a warehouse that needs
-   * it grows: a 1 GB import (random ids) ran out at 1.4 million events under 128 MiB, where 3.5
+   * it grows: a 1 GB import with random ids ran out at 1.4 million events under 128 MiB, where 3.5
    * million time-ordered ids never did (bench/RESULTS.md, "A 1 GB import").
    */
   async raiseMemoryLimit(signal: AbortSignal | undefined): Promise<number | null> {

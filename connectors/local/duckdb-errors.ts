@@ -50,7 +50,7 @@ export function isOutOfMemoryError(err: unknown): boolean {
  */
 export function outOfMemoryError(file: string, err: unknown): RetryableError {
   return new RetryableError(
-    `the local warehouse ${file} needs more memory than WAREHOUSE_MEMORY_MAX_MB lets its writer take (a large warehouse written with random ids, such as an import's or clients' own UUIDv4, needs more than one with the relay's time-ordered ids). Raise WAREHOUSE_MEMORY_MAX_MB and restart the workers; this batch is retried meanwhile (${message(err)})`,
+    `the local warehouse ${file} needs more memory than WAREHOUSE_MEMORY_MAX_MB lets its writer take (a large warehouse written with random ids, such as clients' own UUIDv4 or imported events without _event_at, needs more than one with the relay's time-ordered ids). Raise WAREHOUSE_MEMORY_MAX_MB and restart the workers; this batch is retried meanwhile (${message(err)})`,
     { reason: 'out-of-memory', cause: err },
   );
 }

@@ -53,6 +53,19 @@ test('importedRecordId: a UUID (version 8), the same for the same tracker, kind,
   expect(new Set([id, importedRecordId('shop', 'event', 4, '{"_event":"x"}'), importedRecordId('shop', 'user', 3, '{"_event":"x"}'), importedRecordId('blog', 'event', 3, '{"_event":"x"}')]).size).toBe(4);
 });
 
+test('importedRecordId with an event time: that time in the first 48 bits, so ids grow with it; the rest still from the line', () => {
+  const at = Date.parse('2025-03-01T12:00:00.123Z');
+  const id = importedRecordId('shop', 'event', 3, '{"_event":"x"}', at);
+  expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  expect(parseInt(id.replace(/-/g, '').slice(0, 12), 16)).toBe(at);
+  expect(importedRecordId('shop', 'event', 3, '{"_event":"x"}', at)).toBe(id);
+  expect(importedRecordId('shop', 'event', 4, '{"_event":"x"}', at)).not.toBe(id);
+  const later = importedRecordId('shop', 'event', 2, '{"_event":"y"}', at + 1);
+  expect(later > id).toBe(true);
+  // Before 1970 there is no such prefix: the line's hash alone, as without a time.
+  expect(importedRecordId('shop', 'event', 3, '{"_event":"x"}', -1)).toBe(importedRecordId('shop', 'event', 3, '{"_event":"x"}'));
+});
+
 test('importRecords: checked as the edge checks, batched by partition, a given _id kept, an _id repeated in a batch kept once, _received_at ignored', async () => {
   const tracker = TrackerSchema.parse({ id: 'shop', name: 'Shop', tokens: [{ token: 'trk_aaaaaaaaaaaaaaaaaaaaaa' }], partitions: 2, destinations: [{ id: 'wh', type: 'local' }] });
   const written: Array<{ partition: number; records: readonly TrackedRecord[] }> = [];
@@ -71,4 +84,23 @@ test('importRecords: checked as the edge checks, batched by partition, a given _
   expect(all.every((r) => r.receivedAt > '2026')).toBe(true);
   expect(importRefusal({ ...tracker, destinations: [], archiveDays: 0 })).toMatch(/nowhere to go/);
   expect(importRefusal(tracker)).toBeUndefined();
+});
+
+test('importRecords: an event whose line gives _event_at has an id that grows with it, the same at every import; one without keeps the line hash', async () => {
+  const tracker = TrackerSchema.parse({ id: 'shop', name: 'Shop', tokens: [{ token: 'trk_aaaaaaaaaaaaaaaaaaaaaa' }], destinations: [{ id: 'wh', type: 'local' }] });
+  const lines = ['{"_event":"a","_event_at":"2025-01-02T00:00:00Z"}', '{"_event":"b","_event_at":"2025-01-03T01:00:00+01:00"}', '{"_event":"c"}'];
+  const importOnce = async () => {
+    const written: TrackedRecord[] = [];
+    const sink: ImportSink = { write: async (_t, _p, records) => void written.push(...records.values()) };
+    await importRecords(readImport(importInputOf(lines.join('\n')), 'ndjson', false), { tracker, kind: 'event', limits: loadConfig({}).limits, sink });
+    return written.map((r) => r.id);
+  };
+  const ids = await importOnce();
+  expect(await importOnce()).toEqual(ids);
+  expect(ids).toEqual([
+    importedRecordId('shop', 'event', 1, lines[0]!, Date.parse('2025-01-02T00:00:00Z')),
+    importedRecordId('shop', 'event', 2, lines[1]!, Date.parse('2025-01-03T00:00:00Z')),
+    importedRecordId('shop', 'event', 3, lines[2]!),
+  ]);
+  expect(ids[0]! < ids[1]!).toBe(true);
 });
