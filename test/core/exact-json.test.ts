@@ -51,11 +51,14 @@ describe('holdsBigInt and bigIntsAsStrings', () => {
 describe('hasLongDigitRun', () => {
   it('finds a run of 16 digits wherever it is, as /\\d{16}/ does', () => {
     const rnd = seededRandom(7);
+    // One expect for all (20 000 of them took 4 s): the texts where the two disagree, none.
+    const disagreeing: string[] = [];
     for (let t = 0; t < 20_000; t++) {
       let text = '';
       for (let j = Math.floor(rnd() * 70); j > 0; j--) text += rnd() < 0.9 ? String(Math.floor(rnd() * 10)) : 'x';
-      expect([text, hasLongDigitRun(text)]).toEqual([text, /\d{16}/.test(text)]);
+      if (hasLongDigitRun(text) !== /\d{16}/.test(text)) disagreeing.push(text);
     }
+    expect(disagreeing).toEqual([]);
     expect(hasLongDigitRun('9007199254740991')).toBe(true);
     expect(hasLongDigitRun('900719925474099')).toBe(false);
     expect(hasLongDigitRun('{"a":123456789012345,"b":"x1234567890123456"}')).toBe(true);
