@@ -29,6 +29,11 @@ export interface FullRedis {
   tributary: (...args: string[]) => Promise<CliResult>;
   /** Exit 0, nothing on stderr; returns stdout. */
   succeeds: (...args: string[]) => Promise<string>;
+  /**
+   * `tributary query <tracker> <sql> --json`'s rows, or undefined while the tracker's local
+   * warehouse does not exist yet (its first delivered batch makes it), for a test that waits.
+   */
+  warehouseRows: (trackerId: string, sql: string) => Promise<unknown[][] | undefined>;
   /** A request to the admin API (`/admin/api<url>`), as the console sends it. */
   admin: (method: 'get' | 'post' | 'patch' | 'delete', url: string, body?: object) => supertest.Test;
   /** 100 events of about 600 bytes each (480 of them random), as one request. */
@@ -67,6 +72,12 @@ export async function startFullRedis(maxmemory: number, env: Record<string, stri
       const r = await tributary(...args);
       expect({ args, code: r.code, stderr: r.stderr }).toEqual({ args, code: 0, stderr: '' });
       return r.stdout;
+    },
+    async warehouseRows(trackerId, sql) {
+      const r = await tributary('query', trackerId, sql, '--json');
+      if (r.code === 1 && r.stderr.includes('nothing has been delivered to it yet')) return undefined;
+      expect({ sql, code: r.code, stderr: r.stderr }).toEqual({ sql, code: 0, stderr: '' });
+      return (JSON.parse(r.stdout) as { rows: unknown[][] }).rows;
     },
     admin: (method, url, body) => {
       const req = api.http[method](`/admin/api${url}`).set('Authorization', `Bearer ${adminToken}`);
