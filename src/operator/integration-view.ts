@@ -2,6 +2,7 @@ import { RECORD_KINDS, type RecordKind } from '../core/records/types';
 import type { PrivacyAction } from '../core/trackers/privacy-rules';
 import { builtSdkManifest } from '../core/sdk-manifest';
 import type { Tracker } from '../core/trackers/types';
+import { SDK_METHODS } from '../sdk/methods';
 
 export type ExampleForm = 'post-json' | 'post-json-token' | 'post-gzip' | 'get-params' | 'get-data' | 'pixel';
 
@@ -81,8 +82,7 @@ function escapeHtml(value: string): string {
  * Defines `window.tributary` with each method queuing its call in `q`, so a page may call
  * `tributary.track(…)` before the script (async) has loaded; the SDK replays the queue in order.
  */
-export const SDK_STUB =
-  '<script>!function(w,t){t=w.tributary=w.tributary||{q:[]};"init track identify page reset flush optOut optIn".split(" ").forEach(function(m){t[m]=t[m]||function(){t.q.push([m,arguments])}})}(window)</script>';
+export const SDK_STUB = `<script>!function(w,t){t=w.tributary=w.tributary||{q:[]};"${SDK_METHODS.join(' ')}".split(" ").forEach(function(m){t[m]=t[m]||function(){t.q.push([m,arguments])}})}(window)</script>`;
 
 function sdkSnippets(baseUrl: string, token: string): Pick<IntegrationView, 'sdkSnippet' | 'sdkPinnedSnippet'> {
   const tag = (src: string, extra = '') => `${SDK_STUB}\n<script async src="${escapeHtml(src)}"${extra} data-token="${escapeHtml(token)}"></script>`;

@@ -12,6 +12,7 @@ import { uuidv7 } from './ids';
 import { Outbox, type Props } from './outbox';
 import { currentPage, pageProperties, sessionProperties } from './page-context';
 import { readCookie, readJson, writeCookie, writeJson } from './storage';
+import { SDK_METHODS } from './methods';
 
 declare const SDK_VERSION: string;
 
@@ -57,7 +58,7 @@ interface Global {
 const IDENTITY_KEY = 'trb_id';
 const CHOICE_KEY = 'trb_consent';
 const TAB_KEY = 'trb_tab';
-const METHODS = ['init', 'track', 'identify', 'page', 'reset', 'flush', 'optOut', 'optIn'];
+const METHODS: readonly string[] = SDK_METHODS;
 
 const win = window as unknown as { tributary?: Global };
 const script = (document.currentScript ?? document.querySelector('script[data-token][src*="sdk"]')) as HTMLScriptElement | null;
