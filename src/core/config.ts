@@ -211,7 +211,7 @@ export interface Config {
      * each `query` or `export` under way. Default 128 MiB (DuckDB's own default is 80 % of RAM).
      */
     memoryMb: number;
-    /** How far a writer raises its own limit when a table's `_id` index needs it (WAREHOUSE_MEMORY_MAX_MB, default 1024; never below memoryMb). */
+    /** How far a writer raises its own limit when a write runs out of memory, as a large warehouse with random ids can (WAREHOUSE_MEMORY_MAX_MB, default 1024; never below memoryMb). */
     maxMemoryMb: number;
     /** Where DuckDB spills what a batch or a query needs beyond the limit. Default `DATA_DIR/tmp/duckdb`. */
     tempDirectory: string;

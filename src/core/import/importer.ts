@@ -81,7 +81,16 @@ const DEFAULT_BATCH_RECORDS = 500;
  * time-ordered ids stayed within 128 MiB at 3.5 million (bench/RESULTS.md, "A 1 GB import").
  */
 export function importedRecordId(trackerId: string, kind: RecordKind, line: number, text: string, eventAtMs?: number): string {
-  let hex = createHash('sha256').update(`${trackerId}\n${kind}\n${line}\n${text}`).digest('hex');
+  return recordIdOf(lineHash(trackerId, kind, line, text), eventAtMs);
+}
+
+/** What an imported line's `_id` is made from: 64 hex digits. */
+function lineHash(trackerId: string, kind: RecordKind, line: number, text: string): string {
+  return createHash('sha256').update(`${trackerId}\n${kind}\n${line}\n${text}`).digest('hex');
+}
+
+function recordIdOf(lineHex: string, eventAtMs?: number): string {
+  let hex = lineHex;
   if (eventAtMs !== undefined && Number.isSafeInteger(eventAtMs) && eventAtMs >= 0 && eventAtMs < 2 ** 48) hex = eventAtMs.toString(16).padStart(12, '0') + hex.slice(12);
   const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
@@ -122,7 +131,8 @@ export async function importRecords(items: AsyncIterable<ImportItem>, opts: Impo
     }
     // `_received_at` is when the relay accepts a record: an import's are accepted now (an export of Tributary's own carries it).
     const { _received_at: _ignored, ...raw } = item.value;
-    const lineId = importedRecordId(tracker.id, kind, line, item.text);
+    const hash = lineHash(tracker.id, kind, line, item.text);
+    const lineId = recordIdOf(hash);
     const outcome = normalizeRecord({ kind, raw, id: lineId, invalidUnicode: tracker.invalidUnicode, receivedAt: new Date().toISOString(), timeZone: tracker.timeZone, limits });
     if (!outcome.ok) {
       refuse({ line, code: outcome.error.code, message: outcome.error.message, ...(outcome.error.field !== undefined ? { field: outcome.error.field } : {}) });
@@ -130,7 +140,7 @@ export async function importRecords(items: AsyncIterable<ImportItem>, opts: Impo
     }
     const record = outcome.record;
     // Only a time the line gives: an event without `_event_at` takes the time of this import, which a second import would not repeat.
-    if (record.id === lineId && raw._event_at !== undefined && raw._event_at !== null && record.eventAt !== undefined) record.id = importedRecordId(tracker.id, kind, line, item.text, Date.parse(record.eventAt));
+    if (record.id === lineId && raw._event_at !== undefined && raw._event_at !== null && record.eventAt !== undefined) record.id = recordIdOf(hash, Date.parse(record.eventAt));
     if (privacy) applyPrivacy(record, privacy);
     const partition = partitionOf(record, tracker.partitions);
     let batch = batches.get(partition);
