@@ -16,6 +16,8 @@ export interface BenchTracker {
   token: string;
   /** Its destinations (TrackerSchema's form); none by default, so records stay in the ingest queue. */
   destinations?: unknown[];
+  /** Other tracker settings (TrackerSchema's form), e.g. `privacyRules`. */
+  settings?: Record<string, unknown>;
 }
 
 /** What the server's aggregated /metrics says about POST /v3/event. */
@@ -87,7 +89,7 @@ export async function startTributary(options: { redis: Redis; redisUrl: string; 
   const role = options.role ?? 'api';
   const store = new TrackerStore(options.redis, options.prefix);
   for (const t of options.trackers) {
-    const created = await store.create(TrackerSchema.parse({ id: t.id, name: `Benchmark ${t.id}`, tokens: [{ token: t.token }], destinations: t.destinations ?? [] }));
+    const created = await store.create(TrackerSchema.parse({ ...t.settings, id: t.id, name: `Benchmark ${t.id}`, tokens: [{ token: t.token }], destinations: t.destinations ?? [] }));
     if (!created) throw new Error(`tracker ${t.id} exists already under ${options.prefix}`);
   }
   const port = await freePort();

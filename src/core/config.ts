@@ -45,6 +45,7 @@ const EnvSchema = z.object({
   ENQUEUE_TIMEOUT_MS: int(2000, 1),
   ENQUEUE_MAX_BATCH_RECORDS: int(1000, 1),
   ENQUEUE_MAX_INFLIGHT: int(2, 1),
+  ENQUEUE_LINGER_MS: int(1, 0),
   REDIS_ACK_REPLICAS: int(0, 0),
   REDIS_ACK_TIMEOUT_MS: int(500, 1),
   TOKEN_CACHE_TTL_MS: int(2000, 0),
@@ -146,6 +147,8 @@ export interface Config {
     maxBatchRecords: number;
     /** Redis writes under way at once; requests arriving meanwhile join the next write. Default 2. */
     maxInflight: number;
+    /** How long a write waits for more requests to join it before it goes to Redis; a full batch goes at once. Default 1 ms. */
+    lingerMs: number;
     /** Replicas that must have each write (Redis WAIT, once per group commit) before a 2xx. Default 0. */
     ackReplicas: number;
     /** How long a write waits for them before it is answered 503. Default 500 ms. */
@@ -309,6 +312,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       timeoutMs: e.ENQUEUE_TIMEOUT_MS,
       maxBatchRecords: e.ENQUEUE_MAX_BATCH_RECORDS,
       maxInflight: e.ENQUEUE_MAX_INFLIGHT,
+      lingerMs: e.ENQUEUE_LINGER_MS,
       ackReplicas: e.REDIS_ACK_REPLICAS,
       ackTimeoutMs: e.REDIS_ACK_TIMEOUT_MS,
     }),

@@ -17,6 +17,8 @@ export interface IngestWriterOptions {
   maxBatchRecords: number;
   /** Writes under way at once; requests arriving meanwhile join the next one. */
   maxInflight: number;
+  /** Milliseconds a write waits for more requests to join it (a fuller batch: fewer round trips); 0: the next turn of the event loop. */
+  lingerMs?: number;
   /** Sent as Retry-After with a 503. */
   retryAfterSeconds: number;
   /** Replicas that must confirm each write (Redis WAIT) before it counts as stored; 0: none. */
@@ -99,6 +101,8 @@ export class IngestWriter {
   private timer: NodeJS.Timeout | undefined;
   private inflight = 0;
   private scheduled = false;
+  /** The linger's timer while a write waits for more requests to join it (lingerMs). */
+  private lingering: NodeJS.Timeout | undefined;
   private closed = false;
   private idleWaiters: Array<() => void> = [];
   private readonly keyedAdds: KeyedAdd[];
@@ -198,13 +202,36 @@ export class IngestWriter {
   }
 
   private schedule(): void {
-    if (this.scheduled || this.inflight >= this.opts.maxInflight || this.pending.length === 0) return;
+    if (this.inflight >= this.opts.maxInflight || this.pending.length === 0) return;
+    const full = this.pendingRecords() >= this.opts.maxBatchRecords;
+    if (this.lingering && full) {
+      // A full batch does not wait out the linger.
+      clearTimeout(this.lingering);
+      this.lingering = undefined;
+      this.scheduled = false;
+    }
+    if (this.scheduled) return;
     this.scheduled = true;
+    const linger = this.opts.lingerMs ?? 0;
+    if (linger > 0 && !full) {
+      this.lingering = setTimeout(() => {
+        this.lingering = undefined;
+        this.scheduled = false;
+        void this.flush();
+      }, linger);
+      return;
+    }
     // setImmediate lets every request parsed in this turn of the event loop join the same write.
     setImmediate(() => {
       this.scheduled = false;
       void this.flush();
     });
+  }
+
+  private pendingRecords(): number {
+    let n = 0;
+    for (const p of this.pending) n += p.records.length;
+    return n;
   }
 
   private takeBatch(): Pending[] {

@@ -60,3 +60,29 @@ test('writes confirmed in time resolve, and later writes get their own full time
   await expect(b).resolves.toBeUndefined();
   await writer.close();
 });
+
+test('with a linger, requests arriving within it share one write; a full batch goes at once', async () => {
+  const { queue, writes } = hangingQueue();
+  const writer = new IngestWriter([queue], { ...options, timeoutMs: 5000, lingerMs: 40, maxBatchRecords: 3 });
+  const a = writer.write(T, [record(1)]);
+  await new Promise((r) => setTimeout(r, 10));
+  const b = writer.write(T, [record(2)]);
+  await new Promise((r) => setTimeout(r, 10));
+  // 20 ms into the linger: nothing sent yet.
+  expect(writes).toHaveLength(0);
+  await new Promise((r) => setTimeout(r, 40));
+  expect(writes.map((w) => w.data.records.map((r) => r.id))).toEqual([['id-1', 'id-2']]);
+  writes[0]!.release();
+  await Promise.all([a, b]);
+
+  // A write that fills maxBatchRecords (3) while another lingers: both go on the next turn.
+  const c = writer.write(T, [record(3)]);
+  await new Promise((r) => setTimeout(r, 5));
+  expect(writes).toHaveLength(1);
+  const d = writer.write(T, [record(4), record(5)]);
+  await new Promise((r) => setImmediate(r));
+  expect(writes.map((w) => w.data.records.map((r) => r.id))).toEqual([['id-1', 'id-2'], ['id-3', 'id-4', 'id-5']]);
+  writes[1]!.release();
+  await Promise.all([c, d]);
+  await writer.close();
+});
