@@ -1,15 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { Redis } from 'ioredis';
 import { deliveryKeys } from '../jobs/keys';
 import { generateToken } from '../src/core/trackers/tokens';
-import { ask, buildChildren, compiledPath, forkChild, nextMessage, serverNodeFlags, stopChild, type Message } from './child';
+import { ask, buildChildren, forkChild, nextMessage, stopChild, type Message } from './child';
 import type { PacedPlan, PacedResult } from './paced-load';
 import { mainThreadCpuSeconds, processCpuSeconds } from './proc-stats';
 import { deletePrefix } from './queue-records';
-import { median } from './pairs';
-import { metric, poll, startTributary, type BenchTracker, type TributaryServer } from './tributary-server';
+import { alternatePairs, median } from './pairs';
+import { metric, poll, spawnBenchWorker, startTributary, type BenchTracker, type TributaryServer } from './tributary-server';
 import { fmt } from './format';
 import { singleBodies } from './events';
 import { parseExactJson } from '../src/core/records/exact-json';
@@ -144,14 +143,11 @@ async function main(): Promise<void> {
     const pairs = async (label: string, runA: () => Promise<Sample>, runB: () => Promise<Sample>): Promise<{ a: Sample; b: Sample; ratio: number }> => {
       const as: Sample[] = [];
       const bs: Sample[] = [];
-      for (let round = 0; round < PAIRS; round++) {
-        if (round % 2 === 0) as.push(await runA()), bs.push(await runB());
-        else bs.push(await runB()), as.push(await runA());
-      }
+      const paired = await alternatePairs(PAIRS, runA, runB, (s) => ({ requestsPerSecond: s.records, cpuPerRequest: s.cpuUs }), (_round, a, b) => (as.push(a), bs.push(b)));
       const failed = [...as, ...bs].reduce((n, s) => n + s.failed, 0);
       if (failed > 0) throw new Error(`${label}: ${failed} requests failed`);
       const mid = (list: Sample[]): Sample => ({ cpuUs: median(list.map((s) => s.cpuUs)), mainUs: median(list.map((s) => s.mainUs)), p99: median(list.map((s) => s.p99)), records: median(list.map((s) => s.records)), failed: 0, loopP99: median(list.map((s) => s.loopP99)), loopMax: Math.max(...list.map((s) => s.loopMax)) });
-      return { a: mid(as), b: mid(bs), ratio: median(as.map((a, i) => bs[i]!.cpuUs / a.cpuUs)) };
+      return { a: mid(as), b: mid(bs), ratio: paired.cpu };
     };
 
     /** The API (start:api) with the given trackers and settings; records stay in the ingest queue. */
@@ -220,10 +216,7 @@ async function main(): Promise<void> {
       const t = tracker('deliver', { destinations: [{ id: 'local', type: 'local' }] });
       const server = await startTributary({ redis, redisUrl: REDIS_URL, prefix, trackers: [t], processes: 1, nodeArgs: [], role: 'api' });
       closers.push(() => server.stop());
-      const worker: ChildProcess = spawn(process.execPath, [...serverNodeFlags('worker'), ...profileArgs(), compiledPath('src/boot/server.ts'), 'worker'], {
-        env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn', REDIS_URL, REDIS_PREFIX: prefix, DATA_DIR: server.dataDir, TRIBUTARY_CONFIG: '' },
-        stdio: ['ignore', 'inherit', 'inherit'],
-      });
+      const worker = spawnBenchWorker(REDIS_URL, prefix, server.dataDir, profileArgs());
       // Closed before the API, whose stop removes the data directory they share.
       closers.push(async () => {
         if (worker.exitCode === null) worker.kill('SIGTERM');

@@ -30,14 +30,14 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { deliveryKeys } from '../jobs/keys';
 import { generateToken } from '../src/core/trackers/tokens';
-import { ask, buildChildren, compiledPath, forkChild, nextMessage, serverNodeFlags, stopChild, type Message } from './child';
+import { ask, buildChildren, forkChild, nextMessage, stopChild, type Message } from './child';
 import { makeEvents } from './events';
 import { fmt } from './format';
 import { firstRow } from './warehouse';
 import type { LoadPlan, LoadResult } from './load-generator';
 import { deletePrefix } from './queue-records';
 import { machineCpuSeconds, mainThreadCpuSeconds, processCpuSeconds, redisCpuSeconds } from './proc-stats';
-import { metric, poll, startTributary } from './tributary-server';
+import { metric, poll, spawnBenchWorker, startTributary } from './tributary-server';
 
 const RECORDS = Number(process.env.BENCH_LANE_RECORDS ?? 1_000_000);
 const SECONDS = Number(process.env.BENCH_LANE_SECONDS ?? 60);
@@ -112,12 +112,7 @@ async function main(): Promise<void> {
   const bytes = await writeImportFile(importFile, RECORDS);
   const loader = forkChild('load-generator.ts');
   const server = await startTributary({ redis, redisUrl: REDIS_URL, prefix, trackers: [{ id: trackerId, token, destinations: [{ id: 'local', type: 'local' }] }], processes: 1, nodeArgs: [], role: SPLIT ? 'api' : 'all' });
-  const worker = SPLIT
-    ? spawn(process.execPath, [...serverNodeFlags('worker'), compiledPath('src/boot/server.ts'), 'worker'], {
-        env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn', REDIS_URL, REDIS_PREFIX: prefix, DATA_DIR: server.dataDir, TRIBUTARY_CONFIG: '' },
-        stdio: ['ignore', 'inherit', 'inherit'],
-      })
-    : undefined;
+  const worker = SPLIT ? spawnBenchWorker(REDIS_URL, prefix, server.dataDir) : undefined;
   const workerExited = worker ? new Promise((resolve) => worker.once('exit', resolve)) : Promise.resolve();
   const stopWorker = async () => {
     if (worker && worker.exitCode === null) worker.kill('SIGTERM');

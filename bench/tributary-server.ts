@@ -165,3 +165,15 @@ export async function startTributary(options: { redis: Redis; redisUrl: string; 
     throw err;
   }
 }
+
+/**
+ * A delivery worker as `npm run start:worker` runs it (the compiled server, role `worker`) for a
+ * benchmark's API under `prefix`, sharing its DATA_DIR (stop it before the API, whose stop removes
+ * that directory). `nodeArgs` go after the start script's flags (e.g. `--cpu-prof`).
+ */
+export function spawnBenchWorker(redisUrl: string, prefix: string, dataDir: string, nodeArgs: string[] = []): ChildProcess {
+  return spawn(process.execPath, [...serverNodeFlags('worker'), ...nodeArgs, compiledPath('src/boot/server.ts'), 'worker'], {
+    env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn', REDIS_URL: redisUrl, REDIS_PREFIX: prefix, DATA_DIR: dataDir, TRIBUTARY_CONFIG: '' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+}

@@ -202,8 +202,10 @@ export class IngestWriter {
   }
 
   private schedule(): void {
-    if (this.inflight >= this.opts.maxInflight || this.pending.length === 0) return;
-    const full = this.pendingRecords() >= this.opts.maxBatchRecords;
+    // A write already due on the next turn takes whatever has arrived by then.
+    if (this.inflight >= this.opts.maxInflight || this.pending.length === 0 || (this.scheduled && !this.lingering)) return;
+    const linger = this.opts.lingerMs ?? 0;
+    const full = linger > 0 && this.pendingRecords() >= this.opts.maxBatchRecords;
     if (this.lingering && full) {
       // A full batch does not wait out the linger.
       clearTimeout(this.lingering);
@@ -212,7 +214,6 @@ export class IngestWriter {
     }
     if (this.scheduled) return;
     this.scheduled = true;
-    const linger = this.opts.lingerMs ?? 0;
     if (linger > 0 && !full) {
       this.lingering = setTimeout(() => {
         this.lingering = undefined;

@@ -4,6 +4,7 @@ import type { IngestJobData } from '../../jobs/ingest-job';
 import { IngestWriter } from '../../src/ingest/ingest-writer';
 import { Keyspace } from '../../src/core/redis/keyspace';
 import type { TrackedRecord } from '../../src/core/records/types';
+import { waitFor } from '../helpers/wait';
 
 /** A queue whose writes hang until released, to see the writer's timeout from both sides. */
 function hangingQueue() {
@@ -66,14 +67,15 @@ test('writes confirmed in time resolve, and later writes get their own full time
 
 test('with a linger, requests arriving within it share one write; a full batch goes at once', async () => {
   const { queue, writes } = hangingQueue();
-  const writer = new IngestWriter([queue], { ...options, timeoutMs: 5000, lingerMs: 40, maxBatchRecords: 3 });
+  // A linger far longer than the waits below, so that a loaded machine's late timers cannot end it early.
+  const writer = new IngestWriter([queue], { ...options, timeoutMs: 5000, lingerMs: 400, maxBatchRecords: 3 });
   const a = writer.write(T, [record(1)]);
   await new Promise((r) => setTimeout(r, 10));
   const b = writer.write(T, [record(2)]);
   await new Promise((r) => setTimeout(r, 10));
-  // 20 ms into the linger: nothing sent yet.
+  // Inside the linger: nothing sent yet.
   expect(writes).toHaveLength(0);
-  await new Promise((r) => setTimeout(r, 40));
+  await waitFor(() => writes.length > 0, { message: 'the lingering write' });
   expect(writes.map((w) => w.data.records.map((r) => r.id))).toEqual([['id-1', 'id-2']]);
   writes[0]!.release();
   await Promise.all([a, b]);
