@@ -20,7 +20,9 @@ const ROOT = path.join(__dirname, '..');
 const OUT_DIR = path.join(ROOT, 'dist', 'sdk');
 const { version } = require(path.join(ROOT, 'package.json'));
 
-execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', path.join(ROOT, 'src', 'sdk', 'tsconfig.json')], { stdio: 'inherit' });
+// TypeScript 7's package exports no bin path, so its tsc is found beside its package.json.
+const TSC = path.join(path.dirname(require.resolve('typescript/package.json')), 'bin', 'tsc');
+execFileSync(process.execPath, [TSC, '-p', path.join(ROOT, 'src', 'sdk', 'tsconfig.json')], { stdio: 'inherit' });
 const built = esbuild.buildSync({
   entryPoints: [path.join(ROOT, 'src', 'sdk', 'index.ts')],
   bundle: true,
