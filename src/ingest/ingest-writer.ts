@@ -17,7 +17,11 @@ export interface IngestWriterOptions {
   maxBatchRecords: number;
   /** Writes under way at once; requests arriving meanwhile join the next one. */
   maxInflight: number;
-  /** Milliseconds a write waits for more requests to join it (a fuller batch: fewer round trips); 0: the next turn of the event loop. */
+  /**
+   * Milliseconds a request waits for more requests to join its write (a fuller batch: fewer round
+   * trips), counted from its arrival, so one that already waited for a free write goes with it;
+   * 0: the next turn of the event loop.
+   */
   lingerMs?: number;
   /** Sent as Retry-After with a 503. */
   retryAfterSeconds: number;
@@ -204,7 +208,9 @@ export class IngestWriter {
   private schedule(): void {
     // A write already due on the next turn takes whatever has arrived by then.
     if (this.inflight >= this.opts.maxInflight || this.pending.length === 0 || (this.scheduled && !this.lingering)) return;
-    const linger = this.opts.lingerMs ?? 0;
+    // The linger counts from the oldest waiting request's arrival: requests that piled up while
+    // every write was under way have waited long enough, and go as soon as a write is free.
+    const linger = this.lingerLeft();
     const full = linger > 0 && this.pendingRecords() >= this.opts.maxBatchRecords;
     if (this.lingering && full) {
       // A full batch does not wait out the linger.
@@ -227,6 +233,14 @@ export class IngestWriter {
       this.scheduled = false;
       void this.flush();
     });
+  }
+
+  /** Milliseconds the oldest unsent request has yet to linger (≤ 0: none left). */
+  private lingerLeft(): number {
+    const linger = this.opts.lingerMs ?? 0;
+    if (linger <= 0) return 0;
+    const arrived = this.pending[0]!.deadline - this.opts.timeoutMs;
+    return arrived + linger - performance.now();
   }
 
   private pendingRecords(): number {

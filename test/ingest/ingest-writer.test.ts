@@ -91,3 +91,25 @@ test('with a linger, requests arriving within it share one write; a full batch g
   await Promise.all([c, d]);
   await writer.close();
 });
+
+test('requests that lingered while every write was under way go as soon as one is free', async () => {
+  const { queue, writes } = hangingQueue();
+  const lingerMs = 400;
+  const writer = new IngestWriter([queue], { ...options, timeoutMs: 5000, lingerMs, maxInflight: 1 });
+  const a = writer.write(T, [record(1)]);
+  await waitFor(() => writes.length === 1, { message: 'the first write' });
+  // The one write allowed is under way: b waits for it longer than its linger.
+  const b = writer.write(T, [record(2)]);
+  await new Promise((r) => setTimeout(r, lingerMs + 100));
+  expect(writes).toHaveLength(1);
+  const released = performance.now();
+  writes[0]!.release();
+  await a;
+  await waitFor(() => writes.length === 2, { message: 'the write of the request that waited' });
+  // Lingering again after the free write would take another 400 ms; margins for a loaded machine's late timers.
+  expect(performance.now() - released).toBeLessThan(lingerMs - 100);
+  expect(writes[1]!.data.records.map((r) => r.id)).toEqual(['id-2']);
+  writes[1]!.release();
+  await b;
+  await writer.close();
+});
