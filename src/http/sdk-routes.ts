@@ -4,7 +4,7 @@ import { gzipSync } from 'node:zlib';
 import type { Context } from 'koa';
 import { ApiError } from '../core/errors';
 import { readIfExists } from '../core/files';
-import { sdkDir, type SdkManifest } from '../core/sdk-manifest';
+import { parseSdkManifest, sdkDir, type SdkManifest } from '../core/sdk-manifest';
 
 export interface BuiltSdk {
   manifest: SdkManifest;
@@ -21,7 +21,7 @@ const PINNED_CACHE = 'public, max-age=31536000, immutable';
 export async function readBuiltSdk(dir = sdkDir()): Promise<BuiltSdk | undefined> {
   const [code, manifest] = await Promise.all([readIfExists(path.join(dir, 'sdk.js')), readIfExists(path.join(dir, 'sdk.json'))]);
   if (code === undefined || manifest === undefined) return undefined;
-  return { code, gzipped: gzipSync(code, { level: 9 }), manifest: JSON.parse(manifest.toString('utf8')) as SdkManifest };
+  return { code, gzipped: gzipSync(code, { level: 9 }), manifest: parseSdkManifest(manifest.toString('utf8')) };
 }
 
 function serve(ctx: Context, sdk: BuiltSdk, cacheControl: string): void {
