@@ -239,6 +239,7 @@ export class IngestWriter {
   private lingerLeft(): number {
     const linger = this.opts.lingerMs ?? 0;
     if (linger <= 0) return 0;
+    // admit() set the deadline timeoutMs after the arrival: derived rather than kept twice.
     const arrived = this.pending[0]!.deadline - this.opts.timeoutMs;
     return arrived + linger - performance.now();
   }
