@@ -93,7 +93,9 @@ export class Warehouse {
     const ceiling = this.limits.maxMemoryMb ?? this.limits.memoryMb;
     if (this.memoryMb >= ceiling) return null;
     const next = Math.min(ceiling, this.memoryMb * 2);
-    await this.use(signal, (conn) => conn.run(`SET memory_limit = '${next}MiB'`));
+    // The failed write closed the file (see use()), so the next open takes the new limit; a writer
+    // that another caller has opened again since takes it now.
+    await withFileMutex(this.file, async () => this.open?.conn.run(`SET memory_limit = '${next}MiB'`), signal);
     this.memoryMb = next;
     return next;
   }
@@ -107,6 +109,13 @@ export class Warehouse {
    * huge batch, a slow disk) would otherwise keep every later batch of the file waiting behind it.
    * The interrupted statement fails, so the batch's transaction rolls back whole; a statement that
    * ends before the interrupt lands runs as usual, which the idempotent writes make harmless.
+   *
+   * When `fn` fails, the file is closed before anyone else may use it, and opened afresh by the
+   * next call. A transaction that failed can leave DuckDB's in-memory state disagreeing with the
+   * file: after a COMMIT that ran out of memory, the `_id` index kept the rolled-back keys, and
+   * the retried batch was refused as duplicates of rows that were never stored. Opening the file
+   * again reads the index as committed. (`fn` handles the record-level errors it expects itself;
+   * what reaches here concerns the whole batch, and is rare.)
    */
   async use<T>(signal: AbortSignal | undefined, fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
     return withFileMutex(
@@ -120,6 +129,9 @@ export class Warehouse {
           conn = await this.connection(signal);
           signal?.throwIfAborted();
           return await fn(conn);
+        } catch (err) {
+          if (conn) await this.closeNow({ checkpoint: false });
+          throw err;
         } finally {
           signal?.removeEventListener('abort', interrupt);
           this.scheduleIdle();
@@ -165,7 +177,7 @@ export class Warehouse {
     return conn;
   }
 
-  private async closeNow(): Promise<void> {
+  private async closeNow({ checkpoint = true } = {}): Promise<void> {
     const open = this.open;
     if (!open) return;
     this.open = undefined;
@@ -173,7 +185,8 @@ export class Warehouse {
     clearInterval(this.readerPoll);
     try {
       // The checkpoint runs on DuckDB's threads; closeSync would otherwise do it on the event loop.
-      await open.conn.run('CHECKPOINT');
+      if (checkpoint) await open.conn.run('CHECKPOINT');
+      else await open.conn.run('PRAGMA disable_checkpoint_on_shutdown');
     } catch {
       // Closing checkpoints anyway; a failure here is reported by the next open, if it matters.
     } finally {

@@ -13,12 +13,24 @@ export function isLockError(err: unknown): boolean {
 }
 
 /**
+ * A primary key that DuckDB says is taken. Every write skips (`ON CONFLICT DO NOTHING`) or merges
+ * (`DO UPDATE`) a key that is stored, and a batch holds each key once, so this never means that
+ * a record is a duplicate: it means that DuckDB's in-memory index holds a key its table does not,
+ * as after a COMMIT that ran out of memory (the rolled-back keys stay in the index until the file
+ * is opened again). It is the database's state, not the record's fault.
+ */
+export function isDuplicateKeyError(err: unknown): boolean {
+  return /^Constraint Error: Duplicate key/i.test(message(err));
+}
+
+/**
  * Errors caused by the data of some record rather than by the database: DuckDB prefixes its
  * messages with the error class (`Conversion Error: …`). Binder and parser errors are included
- * because the only user-controlled text in our SQL is property names.
+ * because the only user-controlled text in our SQL is property names. A duplicate key is not one
+ * (see isDuplicateKeyError).
  */
 export function isDataError(err: unknown): boolean {
-  return /^(Conversion|Invalid Input|Constraint|Out of Range|Parser|Binder) Error/i.test(message(err));
+  return /^(Conversion|Invalid Input|Constraint|Out of Range|Parser|Binder) Error/i.test(message(err)) && !isDuplicateKeyError(err);
 }
 
 /** The error for a warehouse file another process has open. */
@@ -37,9 +49,16 @@ export function isAccessError(err: unknown): boolean {
   return /Permission denied|Read-only file system|Not a directory/i.test(message(err));
 }
 
-/** DuckDB's answer when a statement needs more than the instance's `memory_limit`. */
+/**
+ * DuckDB's answers when a statement or a commit needs more than the instance's `memory_limit`. A
+ * statement says `Out of Memory Error: …`; a COMMIT that runs out while it writes the
+ * transaction's blocks says `TransactionContext Error: Failed to commit: could not allocate block
+ * of size 256.0 KiB (127.8 MiB/128.0 MiB used)` or `… failed to pin block …`. Each of a wide
+ * table's columns takes blocks of its own, so a batch of wide records (webhook payloads with a
+ * hundred or more properties) runs out at commit long before its rows would fill the limit.
+ */
 export function isOutOfMemoryError(err: unknown): boolean {
-  return /^Out of Memory Error/i.test(message(err));
+  return /Out of Memory Error|(could not allocate|failed to pin) block of size/i.test(message(err));
 }
 
 /**
@@ -50,7 +69,7 @@ export function isOutOfMemoryError(err: unknown): boolean {
  */
 export function outOfMemoryError(file: string, err: unknown): RetryableError {
   return new RetryableError(
-    `the local warehouse ${file} needs more memory than WAREHOUSE_MEMORY_MAX_MB lets its writer take (a large warehouse written with random ids, such as clients' own UUIDv4 or imported events without _event_at, needs more than one with the relay's time-ordered ids). Raise WAREHOUSE_MEMORY_MAX_MB and restart the workers; this batch is retried meanwhile (${message(err)})`,
+    `the local warehouse ${file} needs more memory than WAREHOUSE_MEMORY_MAX_MB lets its writer take (a large warehouse written with random ids, such as clients' own UUIDv4 or imported events without _event_at, needs more than one with the relay's time-ordered ids; so does a table of many columns). Raise WAREHOUSE_MEMORY_MAX_MB and restart the workers; this batch is retried meanwhile (${message(err)})`,
     { reason: 'out-of-memory', cause: err },
   );
 }

@@ -3,8 +3,8 @@ import { guardWrite } from '../shared/write-guard';
 import { DEFAULT_BATCH_RECORDS, DEFAULT_MAX_COLUMNS, DEFAULT_RELEASE_AFTER_IDLE_MS, LocalSettingsSchema, warehouseFile, type LocalSettings } from './config';
 import { prepareDirectory, Warehouse } from './database';
 import { defaultEngineLimits } from './engine';
-import { isOutOfMemoryError, toConnectorError } from './duckdb-errors';
-import { writeBatch } from './write-batch';
+import { toConnectorError } from './duckdb-errors';
+import { writeRecovering } from './write-recovering';
 
 export { exportWarehouse, queryWarehouse, WarehouseMissingError, type ExportedFile, type ExportFormat, type QueryOptions, type QueryResult, type ReadOptions } from './query';
 export { LocalSettingsSchema, warehouseFile, type LocalSettings } from './config';
@@ -94,16 +94,7 @@ function createLocalWriter(ctx: DestinationContext<LocalSettings>): DestinationW
     async write(records, signal) {
       guard(signal);
       if (records.length === 0) return [];
-      for (;;) {
-        try {
-          return await warehouse.use(signal, (conn) => writeBatch(conn, records, maxColumns));
-        } catch (err) {
-          // The batch rolled back whole: with more memory, it goes again at once.
-          const raised = isOutOfMemoryError(err) ? await warehouse.raiseMemoryLimit(signal) : null;
-          if (raised === null) throw toConnectorError(file, err);
-          ctx.logger.warn({ file, memoryMb: raised }, 'a write of the local warehouse ran out of memory: its writer now takes up to this much and writes the batch again (WAREHOUSE_MEMORY_MAX_MB is the ceiling)');
-        }
-      }
+      return writeRecovering({ warehouse, file, maxColumns, logger: ctx.logger, signal }, records);
     },
     async test(signal) {
       guard(signal);

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -5,6 +6,9 @@ import { localConnector, queryWarehouse } from '../../../connectors/local';
 import { Warehouse } from '../../../connectors/local/database';
 import { RetryableError } from '../../../connectors/errors';
 import { createLogger } from '../../../src/core/logger';
+import { parseExactJson } from '../../../src/core/records/exact-json';
+import type { JsonValue } from '../../../src/core/records/types';
+import { burstDeliveries } from '../../helpers/webhook-burst';
 import { event } from './helpers';
 
 /**
@@ -105,4 +109,28 @@ test('below its ceiling the writer doubles its own limit, and the batch that ran
   expect(raised.failure).toBeUndefined();
   expect(raised.rows).toBe(alone.rows + 20_000);
   expect(raised.limit).toMatch(/^3[12]\.\d+ MiB$/);
+}, 120_000);
+
+test('a commit of wide records that runs out of memory grows the limit, and the batch goes again on the file opened afresh: stored once, none refused as a duplicate', async () => {
+  // About 240 columns, most JSON: every column takes blocks of its own at commit, and under 128 MiB
+  // the third or fourth batch of 500 runs out while committing.
+  const records = [0, 1, 2].flatMap((copy) =>
+    burstDeliveries(copy)
+      .filter((d) => d.contentType === 'application/json' && !d.body.startsWith('['))
+      .map((d) => event(d.source, parseExactJson(d.body) as Record<string, JsonValue>, { id: randomUUID() })),
+  );
+  const warnings: string[] = [];
+  const logger = createLogger('warn', { write: (line: string) => void warnings.push(line) });
+  const writer = await localConnector.open({ trackerId: 'shop', destinationId: 'local', settings: {}, dataDir, engine: { memoryMb: 128, maxMemoryMb: 1024, tempDirectory }, logger, now: () => new Date() });
+  try {
+    for (let i = 0; i < records.length; i += 500) {
+      const outcomes = await writer.write(records.slice(i, i + 500), new AbortController().signal);
+      expect(outcomes.filter((o) => o.status !== 'ok')).toEqual([]);
+    }
+  } finally {
+    await writer.close();
+  }
+  expect(warnings.join('')).toMatch(/"memoryMb":256,"msg":"a write of the local warehouse ran out of memory: its writer now takes up to this much/);
+  const stored = await queryWarehouse(path.join(dataDir, 'warehouse', 'shop.duckdb'), 'SELECT count(*), count(DISTINCT _id) FROM events');
+  expect(stored.rows[0]!.map(Number)).toEqual([records.length, records.length]);
 }, 120_000);
