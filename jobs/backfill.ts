@@ -28,6 +28,11 @@ import { entryFields } from './stream-entries';
 
 export const BACKFILL_RESOURCES = ['events', 'users', 'sessions'] as const;
 export type BackfillResource = (typeof BACKFILL_RESOURCES)[number];
+/**
+ * What a backfill sends when not told: all three. A warehouse connected after the fact needs its
+ * users and sessions as much as its events; sending only events left their tables empty.
+ */
+export const DEFAULT_BACKFILL_RESOURCES: readonly BackfillResource[] = BACKFILL_RESOURCES;
 
 const KIND_OF: Readonly<Record<BackfillResource, TrackedRecord['kind']>> = { events: 'event', users: 'user', sessions: 'session' };
 

@@ -110,7 +110,7 @@ export function registerDestinationRoutes(router: Router, deps: AdminDeps): void
     const until = body.until ? new Date(body.until) : new Date();
     const since = body.since ? new Date(body.since) : new Date(until.getTime() - tracker.archiveDays * 86_400_000);
     ctx.status = 202;
-    ctx.body = await delivery.startBackfill(id, dest, { since, until, resources: body.resources ?? ['events'] });
+    ctx.body = await delivery.startBackfill(id, dest, { since, until, resources: body.resources });
   });
 
   router.get(`${base}/:dest/backfill`, async (ctx) => {

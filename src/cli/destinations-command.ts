@@ -35,7 +35,7 @@ interface PreviewOptions extends JsonFlag, RuleFlags {
 interface BackfillOptions extends JsonFlag {
   since?: Date;
   until?: Date;
-  resources: BackfillResource[];
+  resources?: BackfillResource[];
   cancel?: boolean;
   detach?: boolean;
 }
@@ -164,7 +164,7 @@ export function registerDestinationsCommands(program: Command): void {
     .argument('<dest>', 'destination id')
     .option('--since <time>', 'start of the range of _received_at: a date or time, or a time ago (30d, 12h) (default: as far back as the archive keeps)', (v) => parseMoment(v))
     .option('--until <time>', 'end of the range (default: now)', (v) => parseMoment(v))
-    .option('--resources <list>', 'what to send, comma-separated: events, users, sessions (users and sessions as they are now, merged from every update since --since)', resources, ['events'] as BackfillResource[])
+    .option('--resources <list>', 'what to send, comma-separated, from events, users, sessions (default: all three; users and sessions as they are now, merged from every update since --since)', resources)
     .option('--detach', 'start it and return at once; `destinations list` and `show` show its progress')
     .option('--cancel', 'cancel the backfill under way (what its lane already holds is still delivered)')
     .option('--json', 'print JSON: the backfill as it ended (or as it started, with --detach)')

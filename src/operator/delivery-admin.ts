@@ -9,7 +9,7 @@ import { combineStatuses, DestinationStatusStore, type DestinationStatus } from 
 import { combinePictures, DestinationSeries, type DestinationPicture } from '../../jobs/destination-series';
 import { partitionDeliveryKeys, trackerBacklogKey, type DeliveryKeys } from '../../jobs/keys';
 import { readArchiveStatus, type ArchiveStatus } from '../../jobs/archive-status';
-import { BackfillError, backfillProgress, cancelBackfill, startBackfill, type BackfillProgress, type BackfillResource } from '../../jobs/backfill';
+import { BackfillError, backfillProgress, cancelBackfill, DEFAULT_BACKFILL_RESOURCES, startBackfill, type BackfillProgress, type BackfillResource } from '../../jobs/backfill';
 
 /** A destination's backfill over its partitions, with the records its history lane still holds. */
 export type BackfillView = BackfillProgress & { waiting: number };
@@ -120,12 +120,15 @@ export class DeliveryAdmin {
     return lengths.reduce((a, b) => a + b, 0);
   }
 
-  /** Sends the archived records of a time range to one destination again, through its rules (jobs/backfill.ts). */
-  async startBackfill(trackerId: string, destinationId: string, range: { since: Date; until: Date; resources: readonly BackfillResource[] }): Promise<BackfillView> {
+  /**
+   * Sends the archived records of a time range to one destination again, through its rules
+   * (jobs/backfill.ts): `resources`, or events, users and sessions when none are named.
+   */
+  async startBackfill(trackerId: string, destinationId: string, range: { since: Date; until: Date; resources?: readonly BackfillResource[] }): Promise<BackfillView> {
     const tracker = await this.deps.destinations.tracker(trackerId);
     await this.deps.destinations.get(trackerId, destinationId);
     try {
-      await startBackfill(this.deps.redis, this.deps.keyspace, tracker, destinationId, range);
+      await startBackfill(this.deps.redis, this.deps.keyspace, tracker, destinationId, { ...range, resources: range.resources ?? DEFAULT_BACKFILL_RESOURCES });
     } catch (err) {
       if (err instanceof BackfillError) throw new DeliveryAdminError('BACKFILL_REFUSED', err.message);
       throw err;

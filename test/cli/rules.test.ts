@@ -118,10 +118,13 @@ test('preview runs saved rules, or the rules the flags would save, over the last
 test('backfill starts in the workers and returns with --detach; show tells it; --cancel stops it; refusals are one line', async () => {
   await seedTracker(store, 'hist', [{ id: 'bq', type: 'local' }]);
   const started = JSON.parse(await cli.ok(['destinations', 'backfill', 'hist', 'bq', '--since', '2026-11-01', '--until', '2026-11-02T12:00:00Z', '--detach', '--json'])) as { state: string; since: string; until: string; resources: string[] };
-  expect(started).toMatchObject({ state: 'running', since: '2026-11-01T00:00:00.000Z', until: '2026-11-02T12:00:00.000Z', resources: ['events'] });
-  expect(await cli.ok(['destinations', 'show', 'hist', 'bq'])).toContain('Backfill of bq (events received 2026-11-01T00:00:00.000Z to 2026-11-02T12:00:00.000Z) under way: 0 archived records read');
+  expect(started).toMatchObject({ state: 'running', since: '2026-11-01T00:00:00.000Z', until: '2026-11-02T12:00:00.000Z', resources: ['events', 'users', 'sessions'] });
+  expect(await cli.ok(['destinations', 'show', 'hist', 'bq'])).toContain('Backfill of bq (events, users, sessions received 2026-11-01T00:00:00.000Z to 2026-11-02T12:00:00.000Z) under way: 0 archived records read');
   expect(await cli.fails(['destinations', 'backfill', 'hist', 'bq', '--detach'])).toContain('a backfill of bq is under way');
   expect(await cli.ok(['destinations', 'backfill', 'hist', 'bq', '--cancel'])).toContain('Backfill of bq cancelled');
+  const narrowed = JSON.parse(await cli.ok(['destinations', 'backfill', 'hist', 'bq', '--resources', 'events', '--since', '2026-11-01', '--detach', '--json'])) as { resources: string[] };
+  expect(narrowed.resources).toEqual(['events']);
+  await cli.ok(['destinations', 'backfill', 'hist', 'bq', '--cancel']);
   expect(await cli.fails(['destinations', 'backfill', 'hist', 'bq', '--resources', 'users,pets'])).toContain('expected events, users, sessions');
   expect(await cli.fails(['destinations', 'backfill', 'hist', 'bq', '--since', 'yesterday'])).toContain('expected a date or time');
   expect(await cli.fails(['destinations', 'backfill', 'hist', 'ghost'])).toContain('Tracker hist has no destination ghost');

@@ -95,7 +95,7 @@ browserSuite('rules e2e')('destination rules in the console', () => {
 
   test('a backfill is started, followed and cancelled from the destination page', async () => {
     const card = page.getByTestId('backfill-card');
-    await card.getByLabel('Users and sessions too').check();
+    expect(await card.getByLabel('Users and sessions too').isChecked()).toBe(true);
     await card.getByRole('button', { name: 'Start backfill' }).click();
     await card.getByText('Backfill started').waitFor();
     await waitFor(async () => (await card.getByTestId('backfill-progress').textContent())?.startsWith('Under way'), { message: 'the backfill under way on the page' });

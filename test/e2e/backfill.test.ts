@@ -173,3 +173,37 @@ test('refused: an empty range, a second backfill while one runs', async () => {
   expect(await admin.cancelBackfill(api.tracker.id, 'wh')).toBe(true);
   expect((await admin.backfill(api.tracker.id, 'wh'))!.state).toBe('cancelled');
 });
+
+test('a backfill given no resources sends users and sessions too, each key as it is now', async () => {
+  const since = new Date(Date.now() - 60_000);
+  const post = async (kind: 'user' | 'session', body: object) => expect((await api.http.post(`/v3/${kind}`).set('Authorization', `Tracker ${api.token}`).send(body)).status).toBe(202);
+  await post('user', [
+    { _uid: 'nr-ada', plan: 'free', email: 'ada@example.com' },
+    { _uid: 'nr-bob', plan: 'pro' },
+  ]);
+  await post('user', { _uid: 'nr-ada', plan: 'pro', email: null });
+  await post('session', [
+    { _sid: 'nr-s1', _uid: 'nr-ada', landing_page: '/pricing' },
+    { _sid: 'nr-s2', _uid: 'nr-bob' },
+  ]);
+  await post('session', { _sid: 'nr-s1', converted: true });
+  await waitFor(async () => (await rows(`${api.tracker.id}.duckdb`, `SELECT count(*)::INT FROM sessions WHERE _sid LIKE 'nr-%'`))?.[0]?.[0] === 2, { timeoutMs: 30_000, message: 'the sessions in wh' });
+
+  await destinations.add(api.tracker.id, { type: 'local', id: 'late', settings: { path: 'warehouse/late.duckdb' } });
+  const started = await admin.startBackfill(api.tracker.id, 'late', { since, until: new Date() });
+  expect(started.resources).toEqual(['events', 'users', 'sessions']);
+  await finished('late');
+  // The e-mail was cleared before the backfill: the merged state has none, so no column either.
+  const users = await waitFor(async () => {
+    const r = await rows('late.duckdb', `SELECT _uid, plan, _properties->>'email' FROM users WHERE _uid LIKE 'nr-%' ORDER BY _uid`);
+    return r?.length === 2 && r[0]![1] === 'pro' ? r : undefined;
+  }, { timeoutMs: 30_000, message: 'both users, merged, in late' });
+  expect(users).toEqual([
+    ['nr-ada', 'pro', null],
+    ['nr-bob', 'pro', null],
+  ]);
+  expect(await rows('late.duckdb', `SELECT _sid, _uid, landing_page, converted FROM sessions WHERE _sid LIKE 'nr-%' ORDER BY _sid`)).toEqual([
+    ['nr-s1', 'nr-ada', '/pricing', true],
+    ['nr-s2', 'nr-bob', null, null],
+  ]);
+});

@@ -22,7 +22,7 @@ const dayStart = (day: string) => (day ? new Date(`${day}T00:00:00Z`).toISOStrin
 export function BackfillCard({ trackerId, destination, onChanged }: { trackerId: string; destination: DestinationView; onChanged: () => void }) {
   const [since, setSince] = useState('');
   const [until, setUntil] = useState('');
-  const [upserts, setUpserts] = useState(false);
+  const [upserts, setUpserts] = useState(true);
   const [error, setError] = useState<string | null>(null);
   const [status, setStatus] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -53,7 +53,7 @@ export function BackfillCard({ trackerId, destination, onChanged }: { trackerId:
   return (
     <section class="card" aria-labelledby="backfill-heading" data-testid="backfill-card">
       <h2 id="backfill-heading">Backfill</h2>
-      <p class="hint">Sends the events kept in the tracker's archive to {destination.id} again, through its rules as they are now, in a lane that yields to live records. Events already there are not doubled; users and sessions, when asked for, go as they are now.</p>
+      <p class="hint">Sends the events, users and sessions kept in the tracker's archive to {destination.id} again, through its rules as they are now, in a lane that yields to live records. Events already there are not doubled; users and sessions go as they are now.</p>
       {b && (
         <p role="status" data-testid="backfill-progress">
           {b.state === 'running' ? `Under way, ${Math.round(share(b) * 100)} % of the range read` : b.state === 'cancelled' ? `Cancelled at ${formatTime(b.finishedAt ?? '')}` : `Read at ${formatTime(b.finishedAt ?? '')}`}: {formatCount(b.read)} archived records read, {formatCount(b.queued)} sent through its rules
@@ -70,7 +70,7 @@ export function BackfillCard({ trackerId, destination, onChanged }: { trackerId:
             {(p) => <input {...p} type="date" value={until} onInput={(e) => setUntil(e.currentTarget.value)} />}
           </Field>
         </div>
-        <Field inline label="Users and sessions too" hint="Each as it is now, merged from its updates since the start day, in order with its live updates.">
+        <Field inline label="Users and sessions too" hint="Each as it is now, merged from its updates since the start day, in order with its live updates. Untick to send events only.">
           {(p) => <input {...p} type="checkbox" checked={upserts} onChange={(e) => setUpserts(e.currentTarget.checked)} />}
         </Field>
         <Alert message={error} />

@@ -130,7 +130,7 @@ export const ADMIN_PATHS: Record<string, PathItem> = {
   '/admin/api/trackers/{id}/destinations/{dest}/backfill': withPath([tracker, dest], {
     post: op('startBackfill', {
       summary: 'Send the tracker’s archived records of a time range (`_received_at`) to the destination again, through its rules, in a lane that yields to live records.',
-      body: object({ since: { type: 'string', format: 'date-time' }, until: { type: 'string', format: 'date-time' }, resources: { type: 'array', items: { enum: ['events', 'users', 'sessions'] } } }),
+      body: object({ since: { type: 'string', format: 'date-time' }, until: { type: 'string', format: 'date-time' }, resources: { type: 'array', items: { enum: ['events', 'users', 'sessions'] }, description: 'What to send; default all three (users and sessions as they are now).' } }),
       ok: ['202', 'The backfill, started.', ref('schemas/Backfill')],
       errors: ['AdminNotFound', 'AdminConflict'],
     }),
