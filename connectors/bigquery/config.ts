@@ -23,11 +23,13 @@ export const BigQuerySettingsSchema = z
     projectId: z
       .string()
       .regex(PROJECT_ID, 'a Google Cloud project id (6–30 lowercase letters, digits and hyphens)')
+      .meta({ title: 'Project' })
       .describe('Google Cloud project id (6–30 lowercase letters, digits and hyphens) of the project that owns the dataset and runs the query jobs, e.g. my-project.'),
     /** The dataset; created when missing. Required. */
     dataset: z
       .string()
       .regex(DATASET_ID, 'a dataset id is letters, digits and underscores')
+      .meta({ title: 'Dataset' })
       .describe('Dataset id (letters, digits and underscores), e.g. tributary. Created when missing.'),
     /**
      * Where the dataset lives (`US`, `EU`, `europe-west1`…). Used to create it, and checked against
@@ -38,6 +40,7 @@ export const BigQuerySettingsSchema = z
       .min(1)
       .max(64)
       .optional()
+      .meta({ title: 'Dataset location' })
       .describe('Location of the dataset, e.g. US, EU or europe-west1. Used to create it; an existing dataset in another location is refused. Default: US.'),
     ...createGoogleAuthSettings({ keyFileExample: '/etc/tributary/bq-key.json', endpointExample: 'http://127.0.0.1:9050 (/bigquery/v2 is appended)' }),
     /** Table names. Defaults `events`, `users`, `sessions`. */
@@ -48,6 +51,7 @@ export const BigQuerySettingsSchema = z
         sessions: z.string().regex(TABLE_ID).optional().describe('Table of sessions, one row per _sid. Default: sessions.'),
       })
       .optional()
+      .meta({ title: 'Table names' })
       .describe(
         'Table names (letters, digits and underscores), e.g. {"events": "events", "users": "users", "sessions": "sessions"}; each is optional and the three must differ, ignoring case. Default: events, users, sessions.',
       ),
@@ -61,6 +65,7 @@ export const BigQuerySettingsSchema = z
       .min(0)
       .max(9_990)
       .optional()
+      .meta({ title: 'Most property columns a table' })
       .describe('Most property columns per table; further properties are kept only in the _properties JSON column. Default (and maximum): 9990.'),
     /** Longest wait for one API call before it is abandoned and the batch retried. Default 60 000 ms. */
     requestTimeoutMs: z
@@ -69,6 +74,7 @@ export const BigQuerySettingsSchema = z
       .min(100)
       .max(600_000)
       .optional()
+      .meta({ title: 'Wait for an answer (ms)' })
       .describe('Milliseconds to wait for one BigQuery API call before it is abandoned and the batch retried. Default: 60000 (60 s).'),
   })
   .superRefine((s, ctx) => {

@@ -42,6 +42,7 @@ export const GoogleSheetsSettingsSchema = z
     /** The spreadsheet, as in its URL `docs.google.com/spreadsheets/d/<id>/edit`. Share it with the service account as Editor. */
     spreadsheetId: spreadsheetIdSchema
       .optional()
+      .meta({ title: 'Spreadsheet' })
       .describe(
         "The spreadsheet: paste its address as the browser shows it (https://docs.google.com/spreadsheets/d/<id>/edit#gid=0) or just the id between /d/ and /edit; the id is what is stored. Share the spreadsheet with the service account's e-mail as Editor. Required unless createSpreadsheet is on.",
       ),
@@ -53,11 +54,12 @@ export const GoogleSheetsSettingsSchema = z
     createSpreadsheet: z
       .boolean()
       .optional()
+      .meta({ title: 'Create a spreadsheet' })
       .describe(
         'Instead of spreadsheetId: create a spreadsheet on first use. Its id is logged and kept in DATA_DIR/google-sheets/<tracker>/<destination>.json; copy it into spreadsheetId. Until shared, it is visible only to the service account. Default: off.',
       ),
     /** Title of a created spreadsheet. Default `Tributary <tracker>`. */
-    title: z.string().min(1).max(200).optional().describe('Title of a spreadsheet created by createSpreadsheet. Default: Tributary <tracker>.'),
+    title: z.string().min(1).max(200).optional().meta({ title: 'Title of a created spreadsheet' }).describe('Title of a spreadsheet created by createSpreadsheet. Default: Tributary <tracker>.'),
     ...createGoogleAuthSettings({ keyFileExample: '/etc/tributary/sheets-key.json', endpointExample: 'http://127.0.0.1:8085/' }),
     /** Tab names. Default `users`, `sessions`, `events`. */
     tabs: z
@@ -67,6 +69,7 @@ export const GoogleSheetsSettingsSchema = z
         events: tabName.optional().describe('Tab of events; with monthly rollover, _YYYY_MM is appended (events_2026_11). Default: events.'),
       })
       .optional()
+      .meta({ title: 'Tab names' })
       .describe(
         'Tab names, e.g. {"users": "users", "sessions": "sessions", "events": "events"}; each is optional (up to 90 characters) and the three must differ. Default: users, sessions, events.',
       ),
@@ -80,6 +83,7 @@ export const GoogleSheetsSettingsSchema = z
       .min(1)
       .max(90)
       .optional()
+      .meta({ title: 'One events tab per event name' })
       .describe(
         'A template for the events tab instead of tabs.events: {_event} gives one tab per event name (signup, order…), each with its own header; text around it is kept (events {_event}). Names are cleaned for Sheets. With monthly rollover the month is appended (signup_2026_11). Default: none, one events tab.',
       ),
@@ -90,6 +94,7 @@ export const GoogleSheetsSettingsSchema = z
     rollover: z
       .enum(['monthly', 'none'])
       .optional()
+      .meta({ title: 'Events tab per month', 'x-enum-labels': { monthly: 'One events tab a month', none: 'One events tab' } })
       .describe(
         'monthly: events go to one tab per UTC month of _received_at (events_2026_11), so old months can be archived or deleted to make room. none: a single events tab. Default: monthly.',
       ),
@@ -100,6 +105,7 @@ export const GoogleSheetsSettingsSchema = z
       .min(1)
       .max(300)
       .optional()
+      .meta({ title: 'Write requests a minute' })
       .describe(
         'Sheets API write requests per minute allowed per credential, shared by the destinations of a process. Google allows 60 per user and 300 per project; processes sharing a service account should split them. Default: 60.',
       ),
@@ -110,6 +116,7 @@ export const GoogleSheetsSettingsSchema = z
       .min(1)
       .max(300)
       .optional()
+      .meta({ title: 'Read requests a minute' })
       .describe(
         'Sheets API read requests per minute allowed per credential, shared by the destinations of a process. Google allows 60 per user and 300 per project. Default: 60.',
       ),
@@ -120,6 +127,7 @@ export const GoogleSheetsSettingsSchema = z
       .min(100)
       .max(10_000_000)
       .optional()
+      .meta({ title: 'Most cells a spreadsheet may hold' })
       .describe(
         "No write takes a spreadsheet past this many cells, empty cells of every tab included: before it would, events move on to the next spreadsheet or delivery pauses with the records queued (see whenFull). Google's limit: 10000000. Default: 9500000.",
       ),
@@ -132,6 +140,7 @@ export const GoogleSheetsSettingsSchema = z
     whenFull: z
       .enum(['new-spreadsheet', 'pause'])
       .optional()
+      .meta({ title: 'When the spreadsheet is full', 'x-enum-labels': { 'new-spreadsheet': 'Continue in the next spreadsheet', pause: 'Pause delivery' } })
       .describe(
         'What happens when the next events would take the spreadsheet past maxCells. new-spreadsheet: events continue in the next spreadsheet of nextSpreadsheetIds, or when none is left in one Tributary creates (which a service account cannot: Google gives it no Drive storage), with the same tabs and headers; users and sessions stay in this one. pause: delivery pauses, records stay queued, until old tabs are deleted or spreadsheetId changes. Default: new-spreadsheet.',
       ),
@@ -143,6 +152,7 @@ export const GoogleSheetsSettingsSchema = z
       .array(spreadsheetIdSchema)
       .max(100)
       .optional()
+      .meta({ title: 'Spreadsheets to continue in when full' })
       .describe(
         "Spreadsheets events continue in, in this order, each time the one they go to is full (whenFull: new-spreadsheet), e.g. [\"1AbC…\"]. Create them in your Drive and share them with the service account's e-mail as Editor, as spreadsheetId: they stay yours and visible to you. Without them Tributary creates a spreadsheet, which works only with credentials that may own files (a person's, not a service account's). Default: none.",
       ),
@@ -153,6 +163,7 @@ export const GoogleSheetsSettingsSchema = z
       .min(100)
       .max(600_000)
       .optional()
+      .meta({ title: 'Wait for an answer (ms)' })
       .describe('Milliseconds to wait for an answer from Google before a request is abandoned and retried. Default: 60000 (60 s).'),
   })
   .superRefine((s, ctx) => {

@@ -27,6 +27,7 @@ export function createGoogleAuthSettings({ keyFileExample, endpointExample }: Go
       .string()
       .min(1)
       .optional()
+      .meta({ title: 'Key file path' })
       .describe(
         `Path of a service-account key file (JSON) on the disk of the processes that deliver and test the destination, e.g. ${keyFileExample}. Set keyFile or credentials, not both; with neither, Application Default Credentials are used.`,
       ),
@@ -34,13 +35,14 @@ export function createGoogleAuthSettings({ keyFileExample, endpointExample }: Go
      * A service-account key, inline. Without `keyFile` and `credentials`: Application Default
      * Credentials, or, with a custom `endpoint`, no authorization at all.
      */
-    credentials: ServiceAccountKeySchema.optional().describe(
+    credentials: ServiceAccountKeySchema.optional().meta({ title: 'Service-account key' }).describe(
       'A service-account key pasted inline, as the JSON file Google Cloud downloads. Set keyFile or credentials, not both; with neither, Application Default Credentials are used (with a custom endpoint: no authorization).',
     ),
     /** The API root, for emulators and private endpoints. Default Google's public endpoint. */
     endpoint: z
       .url({ protocol: /^https?$/ })
       .optional()
+      .meta({ title: 'API address (emulators and private endpoints)' })
       .describe(
         `API root URL, only for emulators and private endpoints, e.g. ${endpointExample}. With an endpoint and no credentials, requests carry no authorization. Default: Google's public endpoint.`,
       ),

@@ -257,7 +257,7 @@ browserSuite('console e2e')('console in a browser', () => {
     const closedPort = await freePort();
     await spreadsheetId.fill('abcdefghij0123456789');
     await form.getByTestId('advanced-settings').locator('summary').click();
-    await form.getByLabel('endpoint', { exact: true }).fill(`http://127.0.0.1:${closedPort}/`);
+    await form.getByLabel('API address (emulators and private endpoints)', { exact: true }).fill(`http://127.0.0.1:${closedPort}/`);
     await form.getByRole('button', { name: 'Add destination' }).click();
     const sheets = page.getByTestId('destination-sheets');
     await sheets.waitFor();

@@ -64,7 +64,7 @@ browserSuite('google setup e2e')('connecting Google Sheets from the console', ()
     // Everything but the spreadsheet and the key waits under Advanced, closed.
     const advanced = form.getByTestId('advanced-settings');
     await expect(advanced.evaluate((d) => (d as { open: boolean }).open)).resolves.toBe(false);
-    await expect(form.getByLabel('rollover', { exact: true }).isVisible()).resolves.toBe(false);
+    await expect(form.getByLabel('Events tab per month', { exact: true }).isVisible()).resolves.toBe(false);
 
     await form.getByLabel('Spreadsheet', { exact: true }).fill(`https://docs.google.com/spreadsheets/d/${spreadsheet.id}/edit#gid=0`);
     await form.getByLabel('Service-account key file').setInputFiles({ name: 'shop-analytics-1a2b3c4d5e6f.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(key, null, 2)) });
@@ -75,7 +75,12 @@ browserSuite('google setup e2e')('connecting Google Sheets from the console', ()
 
     // This fake stands in for Google: its address is an advanced setting.
     await advanced.locator('summary').click();
-    await form.getByLabel('endpoint', { exact: true }).fill(fake.url);
+    // The advanced settings in words, each with the name the CLI and the config file use.
+    const writes = advanced.getByLabel('Write requests a minute', { exact: true });
+    await expect(writes.getAttribute('aria-describedby').then((id) => page.locator(`[id="${id}"]`).textContent())).resolves.toContain('Setting: writeRequestsPerMinute.');
+    await expect(advanced.getByLabel('When the spreadsheet is full', { exact: true }).locator('option').allTextContents()).resolves.toEqual(['(default)', 'Continue in the next spreadsheet', 'Pause delivery']);
+    for (const label of ['Read requests a minute', 'Most cells a spreadsheet may hold', 'Spreadsheets to continue in when full', 'Wait for an answer (ms)']) await advanced.getByLabel(label, { exact: true }).waitFor();
+    await form.getByLabel('API address (emulators and private endpoints)', { exact: true }).fill(fake.url);
     await form.getByRole('button', { name: 'Test', exact: true }).click();
     const outcome = form.getByTestId('settings-test');
     await outcome.getByText(`is not shared with ${email}: open it, click Share, paste ${email}, choose Editor, and send.`).waitFor();
@@ -112,7 +117,7 @@ browserSuite('google setup e2e')('connecting Google Sheets from the console', ()
     const account = form.getByTestId('key-account');
     await expect(account.textContent()).resolves.toContain('Grant deleted-key@shop-analytics.iam.gserviceaccount.com the roles BigQuery Data Editor');
     await form.getByTestId('advanced-settings').locator('summary').click();
-    await form.getByLabel('endpoint', { exact: true }).fill(bigquery.url);
+    await form.getByLabel('API address (emulators and private endpoints)', { exact: true }).fill(bigquery.url);
     await form.getByRole('button', { name: 'Test', exact: true }).click();
     const outcome = form.getByTestId('settings-test');
     await outcome.getByText('Google refused the key of deleted-key@shop-analytics.iam.gserviceaccount.com: it was deleted or disabled').waitFor();

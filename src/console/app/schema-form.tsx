@@ -111,6 +111,8 @@ function hintOf(f: SchemaField, redacted: boolean): string | undefined {
   if (f.control === 'json') parts.push('JSON.');
   if (f.schema.format === 'uri') parts.push('A URL.');
   if (redacted) parts.push(`The stored secret is hidden; leave "${REDACTED}" to keep it.`);
+  // The name the CLI, the admin API and the config file use, under the words the form shows.
+  if (f.schema.title !== undefined && f.schema.title !== f.name) parts.push(`Setting: ${f.name}.`);
   const text = parts.filter(Boolean).join(' ');
   return text || undefined;
 }
@@ -141,7 +143,7 @@ export function SchemaFields({ fields, state, onChange, errors, original }: { fi
                     {!f.required && <option value="">(default)</option>}
                     {(f.schema.enum as string[]).map((option) => (
                       <option key={option} value={option}>
-                        {option}
+                        {f.schema['x-enum-labels']?.[option] ?? option}
                       </option>
                     ))}
                   </select>

@@ -224,6 +224,8 @@ export interface JsonSchema {
   format?: string;
   anyOf?: JsonSchema[];
   oneOf?: JsonSchema[];
+  /** Words for each value of `enum`, where the connector gives them. */
+  'x-enum-labels'?: Record<string, string>;
 }
 
 /** A first setup the console guides (connectors/types.ts `SetupGuide`). */
