@@ -33,12 +33,12 @@ export function registerPrivacyCommands(program: Command): void {
     .command('list')
     .description("print a tracker's personal-data rules")
     .argument('<tracker>', 'tracker id')
-    .option('--show-secret', "also print the tracker's HMAC secret, to compute the same hashes elsewhere")
+    .option('--show-secret', "also print the tracker's HMAC secret, to compute the same hashes elsewhere (with --json: as `secret`, null before the first hash rule)")
     .option('--json', 'print JSON')
     .action((trackerId: string, opts: JsonFlag & { showSecret?: boolean }) =>
       withContext(async ({ service }) => {
         const tracker = await service.getTracker(trackerId);
-        if (opts.json) return print(json({ rules: privacyRuleViews(tracker) }));
+        if (opts.json) return print(json({ rules: privacyRuleViews(tracker), ...(opts.showSecret ? { secret: tracker.privacySecret ?? null } : {}) }));
         print(renderRules(tracker));
         if (opts.showSecret) print(tracker.privacySecret ? `\nHMAC secret: ${tracker.privacySecret}` : '\nNo HMAC secret yet: one is made with the first hash rule.');
       }),

@@ -16,6 +16,8 @@ test('privacy set, list, remove; the secret only on request; the integration vie
   const secret = (await store.get('shop'))!.privacySecret!;
   expect(await cli.ok(['privacy', 'list', 'shop'])).not.toContain(secret);
   expect(await cli.ok(['privacy', 'list', 'shop', '--show-secret'])).toContain(`HMAC secret: ${secret}`);
+  expect(JSON.parse(await cli.ok(['privacy', 'list', 'shop', '--show-secret', '--json']))).toMatchObject({ secret, rules: expect.any(Array) });
+  expect(JSON.parse(await cli.ok(['privacy', 'list', 'shop', '--json']))).not.toHaveProperty('secret');
   expect(await cli.ok(['trackers', 'list', '--json'])).not.toContain(secret);
 
   const shown = await cli.ok(['trackers', 'show', 'shop']);
