@@ -117,6 +117,8 @@ function start(opts: Options): Api {
   const optedOut = () => choice() === 'out' || (!!opts.respectDnt && gpc);
   const mayStore = () => !optedOut() && (!opts.consentRequired || choice() === 'in');
   const outbox = new Outbox({ api: (opts.api ?? '').replace(/\/+$/, ''), token: opts.token, flushMs: opts.flushMs ?? 1000, mayStore, warn }, tabId());
+  // Before anything is recorded: the tab's previous page may have left records to send.
+  outbox.restore();
 
   function loadIdentity(): Identity | undefined {
     if (!mayStore()) return memoryIdentity;
@@ -240,7 +242,6 @@ function start(opts: Options): Api {
   addEventListener('pageshow', (e) => e.persisted && outbox.resume());
   addEventListener('visibilitychange', () => document.visibilityState === 'hidden' && outbox.flush());
   addEventListener('online', () => outbox.online());
-  outbox.restore();
   return api;
 }
 

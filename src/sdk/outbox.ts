@@ -65,6 +65,12 @@ export class Outbox {
   private idle: Array<() => void> = [];
   /** The page is going away (pagehide): what waits went by beacon, nothing more is sent from here. */
   private left = false;
+  /**
+   * Whether this page has read its tab's stored queue. Until then nothing is written: the stored
+   * queue may hold what the previous page of this tab could not send, and writing this page's
+   * first record over it lost those records (a page view is added before anything else runs).
+   */
+  private loaded = false;
   private readonly key: string;
   private readonly prefix: string;
 
@@ -76,9 +82,13 @@ export class Outbox {
     this.key = this.prefix + tabId;
   }
 
-  /** Takes this tab's records back (a reload), and those of tabs that closed or were abandoned. */
+  /**
+   * Takes this tab's records back (a reload, the previous page of the tab), and those of tabs that
+   * closed or were abandoned, after what this page holds already.
+   */
   restore(): void {
     if (!this.opts.mayStore()) return;
+    this.loaded = true;
     const known = new Set(this.pending.map((p) => p.r._id));
     for (const key of keysWith(this.prefix)) {
       const saved = readJson<Saved>(key);
@@ -136,10 +146,11 @@ export class Outbox {
    * sends it again and the relay drops what the beacon stored.
    */
   leave(): void {
-    const waiting = this.pending.filter((p) => this.inFlight.indexOf(p) < 0);
+    let waiting = this.pending.filter((p) => this.inFlight.indexOf(p) < 0);
     while (waiting.length > 0) {
+      // A batch is of one kind, so it is not always the first records of the list.
       const batch = this.takeBatch(waiting);
-      waiting.splice(0, batch.length);
+      waiting = waiting.filter((p) => batch.indexOf(p) < 0);
       try {
         navigator.sendBeacon(this.url(batch[0]!.k), this.body(batch));
       } catch {
@@ -150,15 +161,17 @@ export class Outbox {
     this.save(true);
   }
 
-  /** The page came back from the back-forward cache: the queue is this tab's again. */
+  /**
+   * The page came back from the back-forward cache: the queue is this tab's again. The pages shown
+   * meanwhile kept their own records under the tab's key; they are taken in, not written over.
+   */
   resume(): void {
     this.left = false;
-    this.save();
-    this.schedule(0);
+    this.restore();
   }
 
   private save(closed = false): void {
-    if (!this.opts.mayStore()) return;
+    if (!this.opts.mayStore() || !this.loaded) return;
     writeJson(this.key, this.pending.length === 0 && !closed ? undefined : closed ? { t: Date.now(), c: 1, r: this.pending } : { t: Date.now(), r: this.pending });
   }
 
