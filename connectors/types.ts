@@ -54,6 +54,11 @@ export interface WriteOptions {
    * connector whose own deduplication is time-limited checks before writing them again.
    */
   resend: boolean;
+  /**
+   * The records come from the destination's history lane (a backfill, an import), not from live
+   * traffic: a connector may write them the way history is best written (BigQuery: load jobs).
+   */
+  history?: boolean;
 }
 
 /** One destination's open handle. `write` returns one outcome per record, in order. */
@@ -112,6 +117,12 @@ export interface Connector<S = unknown> {
   readonly batch: BatchLimits;
   /** A destination's own limits, where its settings may set them; `batch` otherwise. */
   batchFor?(settings: S): BatchLimits;
+  /**
+   * Records of one history batch (a backfill's, an import's), for a destination that writes history
+   * in large units (BigQuery's load jobs). Default 250: small, since a live record that arrives
+   * meanwhile waits for the batch in hand.
+   */
+  readonly historyBatchRecords?: number;
   /**
    * The destination takes one writer at a time (e.g. a spreadsheet whose writer computes where rows
    * go). A tracker with several partitions delivers them in parallel, so such a destination refuses it.

@@ -60,8 +60,12 @@ export interface BackfillProgress {
 
 /** Records moved per step: one read of the archive, one Redis call. */
 const CHUNK_RECORDS = 2000;
-/** Records a destination's history lane holds at most: past it the backfill waits for delivery to catch up. */
-export const HISTORY_CAP_RECORDS = 20_000;
+/**
+ * Records a destination's history lane holds at most: past it the backfill waits for delivery to
+ * catch up. Twice the largest history batch a connector takes (BigQuery's load chunk of 20 000),
+ * so that the next chunk is queued while one is written.
+ */
+export const HISTORY_CAP_RECORDS = 40_000;
 /**
  * Archive ids are the routing time, never before `_received_at` but for clock skew between the API
  * hosts and Redis: a range is read from this much before its start.

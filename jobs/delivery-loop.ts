@@ -1,6 +1,6 @@
 import type { RedisClient } from '../src/core/redis/cluster';
 import { ConnectorError, RetryableError } from '../connectors/errors';
-import type { BatchLimits, DestinationWriter, RecordOutcome } from '../connectors/types';
+import type { BatchLimits, DestinationWriter, RecordOutcome, WriteOptions } from '../connectors/types';
 import type { Logger } from '../src/core/logger';
 import type { TrackedRecord } from '../src/core/records/types';
 import { parseExactJson } from '../src/core/records/exact-json';
@@ -47,6 +47,8 @@ return 1`;
 
 export interface DeliveryLoopOptions {
   batch: BatchLimits;
+  /** Records of a history batch at most (the connector's `historyBatchRecords`). Default HISTORY_BATCH_RECORDS. */
+  historyBatchRecords?: number;
   backoff: BackoffPolicy;
   /** A record answered `retry` this many times in a row is dead-lettered. Default 10. */
   maxRecordAttempts: number;
@@ -101,7 +103,14 @@ type Lane = 'live' | 'history';
  * decoded and mapped on the event loop. With 1 000, an import raised the live p99 latency from 8 to
  * 62 ms (`npm run bench`, bench/RESULTS.md); with 250, to 27–48 ms.
  */
-const HISTORY_BATCH_RECORDS = 250;
+export const HISTORY_BATCH_RECORDS = 250;
+
+/**
+ * A large history batch (a connector's `historyBatchRecords`) is decoded this many records at a
+ * time, with a turn of the event loop between: in one process with the API, 10 000 records decoded
+ * at once would hold every request for tens of milliseconds.
+ */
+const DECODE_SLICE = 500;
 
 /**
  * After a history batch during which live records arrived, the lane rests for the batch's time
@@ -125,6 +134,16 @@ interface Entry {
 /** A record read for a batch; one from the disk spool never ends a stream entry. */
 function toEntry({ id, json }: { id: string; json: string }, endsEntry: boolean): Entry {
   return { id, record: parseExactJson(json) as TrackedRecord, attempts: 0, endsEntry };
+}
+
+/** Decodes records `DECODE_SLICE` at a time, yielding the event loop between slices. */
+async function decodeInSlices(records: readonly StreamRecord[]): Promise<Entry[]> {
+  const entries: Entry[] = [];
+  for (let i = 0; i < records.length; i += DECODE_SLICE) {
+    if (i > 0) await new Promise((resolve) => setImmediate(resolve));
+    for (const r of records.slice(i, i + DECODE_SLICE)) entries.push(toEntry(r, r.endsEntry));
+  }
+  return entries;
 }
 
 function toConnectorError(err: unknown): ConnectorError {
@@ -195,7 +214,7 @@ export class DeliveryLoop {
         if (lane === 'live' && (this.sentThrough === null || compareStreamIds(last, this.sentThrough) > 0)) this.sentThrough = last;
         await this.status.startBatch(batch.length, lane === 'live' ? this.sentThrough : null);
         const writing = performance.now();
-        const deadLettered = await this.deliver(batch, resend, signal);
+        const deadLettered = await this.deliver(batch, resend, signal, lane);
         if (lane === 'history' && (await this.liveWaits())) this.historyRestsUntil = Date.now() + (performance.now() - writing) * HISTORY_REST_FACTOR;
         if (!(await this.confirm(batch, batch.length - deadLettered, lane))) {
           this.logger.warn('lease lost before confirming a batch; the next holder writes it again');
@@ -312,8 +331,9 @@ export class DeliveryLoop {
       const gathered = await this.gather(cursor, signal);
       if (gathered === 'spilled') continue;
       if (gathered === 'idle') {
-        const { records } = await this.readPages(this.historyCursor, Math.min(maxRecords, HISTORY_BATCH_RECORDS), this.keys.history);
-        return { lane: 'history', batch: records.map((r) => toEntry(r, r.endsEntry)) };
+        const limit = this.opts.historyBatchRecords ?? Math.min(maxRecords, HISTORY_BATCH_RECORDS);
+        const { records } = await this.readPages(this.historyCursor, limit, this.keys.history);
+        return { lane: 'history', batch: await decodeInSlices(records) };
       }
       return { lane: 'live', batch: gathered.map((r) => toEntry(r, r.endsEntry)) };
     }
@@ -374,7 +394,7 @@ export class DeliveryLoop {
    * aborts and this rejects at once; the attempt is kept so that the next one can wait for it.
    * When the loop stops, the attempt gets a short grace to finish before the batch is handed back.
    */
-  private async attempt(records: TrackedRecord[], resend: boolean, signal: AbortSignal): Promise<RecordOutcome[]> {
+  private async attempt(records: TrackedRecord[], options: WriteOptions, signal: AbortSignal): Promise<RecordOutcome[]> {
     let write: Promise<RecordOutcome[]> | undefined;
     const timeoutMs = this.opts.writeTimeoutMs;
     try {
@@ -384,7 +404,7 @@ export class DeliveryLoop {
           signal,
           timeoutError: () => new RetryableError(`the write did not finish within ${timeoutMs} ms; abandoned, to be retried`, { reason: 'timeout' }),
         },
-        (deadline) => (write = this.writer.write(records, deadline, { resend })),
+        (deadline) => (write = this.writer.write(records, deadline, options)),
       );
     } catch (err) {
       if (write && signal.aborted) await settlesWithin(write, Math.min(STOP_GRACE_MS, timeoutMs));
@@ -403,7 +423,7 @@ export class DeliveryLoop {
   }
 
   /** Writes until every record is delivered or dead-lettered; resolves the number dead-lettered. Throws only when aborted or wedged. */
-  private async deliver(batch: Entry[], resend: boolean, signal: AbortSignal): Promise<number> {
+  private async deliver(batch: Entry[], resend: boolean, signal: AbortSignal, lane: Lane = 'live'): Promise<number> {
     let pending = batch;
     let attempt = 0;
     let deadLettered = 0;
@@ -412,11 +432,7 @@ export class DeliveryLoop {
       await this.awaitAbandoned(signal);
       let outcomes: RecordOutcome[];
       try {
-        outcomes = await this.attempt(
-          pending.map((e) => e.record),
-          resend || attempt > 0,
-          signal,
-        );
+        outcomes = await this.attempt(pending.map((e) => e.record), { resend: resend || attempt > 0, ...(lane === 'history' ? { history: true } : {}) }, signal);
         if (outcomes.length !== pending.length) throw new RetryableError(`connector answered ${outcomes.length} outcomes for ${pending.length} records`);
       } catch (err) {
         signal.throwIfAborted();

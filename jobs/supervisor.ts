@@ -151,7 +151,7 @@ export class DeliverySupervisor extends LeaseSupervisor<Running> {
         if (delivering) {
           writer = await connector.open({ ...ref, settings: settings.data, dataDir: this.opts.dataDir, ...(this.opts.engine ? { engine: this.opts.engine } : {}), logger: log, now: () => new Date() });
           log.info('delivering');
-          await new DeliveryLoop(this.redis, blocking, keys, writer, lock, { ...this.opts.delivery, batch: connector.batchFor?.(settings.data) ?? connector.batch }, log, spool, turns).run(running.signal);
+          await new DeliveryLoop(this.redis, blocking, keys, writer, lock, { ...this.opts.delivery, batch: connector.batchFor?.(settings.data) ?? connector.batch, ...(connector.historyBatchRecords ? { historyBatchRecords: connector.historyBatchRecords } : {}) }, log, spool, turns).run(running.signal);
           running.abort(new Error('delivery loop ended'));
         }
         await spilling;

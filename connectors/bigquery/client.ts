@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { BigQuery, type BigQueryOptions } from '@google-cloud/bigquery';
 import { JWT, PassThroughClient } from 'google-auth-library';
 import { withDeadline } from '../../src/core/deadline';
@@ -27,6 +28,13 @@ export interface TableSpec {
 export interface InsertRow {
   insertId: string;
   json: Record<string, unknown>;
+}
+
+/** A job as jobs.insert and jobs.get answer it: enough to follow a load job. */
+export interface JobStatus {
+  jobReference?: { jobId?: string; location?: string };
+  status?: { state?: string; errorResult?: { reason?: string; message?: string }; errors?: Array<{ reason?: string; message?: string }> };
+  statistics?: { load?: { outputRows?: string } };
 }
 
 export interface RowErrors {
@@ -118,9 +126,35 @@ export class BigQueryApi {
     return { fields: ((meta.schema?.fields ?? []) as FieldSchema[]).map(({ name, type, mode, description }) => ({ name, type, mode, description })) };
   }
 
-  async createTable(table: string, spec: TableSpec, signal: AbortSignal): Promise<void> {
+  /** tables.insert; `expiresAt` (epoch ms) has BigQuery delete the table then, whatever happens to its writer. */
+  async createTable(table: string, spec: TableSpec, signal: AbortSignal, expiresAt?: number): Promise<void> {
     const schema = new Opaque({ fields: spec.fields }) as unknown as { fields: FieldSchema[] };
-    await this.call(`tables.insert ${table}`, signal, () => this.client.dataset(this.s.dataset).createTable(table, { schema, timePartitioning: spec.timePartitioning, clustering: spec.clustering }));
+    const expiry = expiresAt === undefined ? {} : { expirationTime: String(expiresAt) };
+    await this.call(`tables.insert ${table}`, signal, () => this.client.dataset(this.s.dataset).createTable(table, { schema, timePartitioning: spec.timePartitioning, clustering: spec.clustering, ...expiry }));
+  }
+
+  /**
+   * A load job of newline-delimited JSON rows into `table`, its data sent with the request (a
+   * multipart media upload, as the library's `createWriteStream` sends it, but with an answer this
+   * connector waits for under its own deadline). Returns the job as created: usually still running.
+   */
+  async loadJson(table: string, rows: Buffer, load: { writeDisposition: string }, jobId: string, signal: AbortSignal): Promise<JobStatus> {
+    const metadata = {
+      jobReference: { projectId: this.s.projectId, jobId, location: this.s.location },
+      configuration: { load: { destinationTable: { projectId: this.s.projectId, datasetId: this.s.dataset, tableId: table }, sourceFormat: 'NEWLINE_DELIMITED_JSON', createDisposition: 'CREATE_NEVER', ignoreUnknownValues: false, maxBadRecords: 0, ...load } },
+    };
+    const uri = `${this.client.apiEndpoint}/upload/bigquery/v2/projects/${encodeURIComponent(this.s.projectId)}/jobs`;
+    // teeny-request ends a multipart body after a part that is a stream, not after text.
+    const multipart = [
+      { 'Content-Type': 'application/json', body: JSON.stringify(metadata) },
+      { 'Content-Type': 'application/octet-stream', body: Readable.from([rows]) },
+    ];
+    return this.call(`load job into ${table}`, signal, () => this.request<JobStatus>({ method: 'POST', uri, qs: { uploadType: 'multipart' }, multipart }));
+  }
+
+  /** jobs.get: a job's state. */
+  async getJob(jobId: string, signal: AbortSignal): Promise<JobStatus> {
+    return this.call('jobs.get', signal, () => this.request<JobStatus>({ uri: `/jobs/${encodeURIComponent(jobId)}`, qs: { location: this.s.location } }));
   }
 
   /** tables.patch with the full schema: BigQuery adds the columns it does not have yet. */
@@ -167,7 +201,7 @@ export class BigQueryApi {
     return rowObjects(page.schema?.fields ?? [], rows);
   }
 
-  private request<T>(opts: { method?: string; uri: string; json?: unknown; qs?: Record<string, unknown> }): Promise<T> {
+  private request<T>(opts: { method?: string; uri: string; json?: unknown; qs?: Record<string, unknown>; multipart?: Array<{ body: string | Readable }> }): Promise<T> {
     return new Promise((resolve, reject) => this.client.request(opts, (err, body) => (err ? reject(err) : resolve(body as T))));
   }
 }

@@ -16,6 +16,8 @@ export { baseColumnName, hashedColumnName } from './names';
  *   appended with tabledata.insertAll, `insertId` = `_id`. Events that may have landed already (a
  *   resend, or an attempt of this writer that got no answer) are looked up first (stored-events.ts)
  *   and not sent again: insertIds are forgotten after about a minute, a retry may come hours later.
+ *   History (a backfill, an import) comes in chunks of 20 000 and goes by load jobs instead: a
+ *   staging table, one load, one `INSERT … WHERE NOT EXISTS` (load-events.ts).
  * - `users` (one row per `_uid`) and `sessions` (one row per `_sid`), clustered by their key;
  *   written only by MERGE, never streamed (rows in the streaming buffer cannot be updated by DML).
  * Columns: the reserved ones (`_id`, `_uid`, `_sid`, `_event` STRING; `_event_at`, `_received_at`
@@ -90,6 +92,9 @@ export const bigqueryConnector: Connector<BigQuerySettings> = {
   // MERGE per table; a batch waits at most 1 s to fill. MERGEs on a table never overlap (one loop
   // per destination, one lock per table), far inside BigQuery's 2 running + 20 queued DML per table.
   batch: { maxRecords: 2000, maxAgeMs: 1000 },
+  // History goes by load jobs (load-events.ts), a chunk each: 20 000 events are four API calls.
+  // The history lane holds 40 000 records, so the next chunk is queued while one is written.
+  historyBatchRecords: 20_000,
   async open(ctx) {
     return createBigQueryWriter(ctx);
   },

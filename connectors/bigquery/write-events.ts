@@ -5,7 +5,7 @@ import { columnValue } from '../shared/infer-type';
 import { contextValue, CONTEXT_COLUMN, PROPERTIES_COLUMN } from '../shared/reserved-columns';
 import type { RecordOutcome } from '../types';
 import type { InsertRow, RowErrors } from './client';
-import { planColumns, type PropertyColumn, type TableState } from './columns';
+import { planColumns, type ColumnPlan, type PropertyColumn, type TableState } from './columns';
 import { foldName } from './names';
 import { columnTypeOf } from './tables';
 import { storedEventIds } from './stored-events';
@@ -41,7 +41,7 @@ class OpaqueRow implements InsertRow {
 }
 
 /** The row, and an upper bound of its size in bytes, without serializing it a second time. */
-function eventRow(record: TrackedRecord, columns: ReadonlyMap<string, PropertyColumn>): { row: InsertRow; bytes: number } {
+export function eventRow(record: TrackedRecord, columns: ReadonlyMap<string, PropertyColumn>): { row: InsertRow; bytes: number } {
   const json: Record<string, unknown> = { _id: record.id, _event: record.event, _event_at: record.eventAt ?? record.receivedAt, _received_at: record.receivedAt };
   if (record.uid) json._uid = record.uid;
   if (record.sid) json._sid = record.sid;
@@ -108,6 +108,18 @@ function chunk(rows: ReadonlyArray<{ row: InsertRow; bytes: number }>): InsertRo
 }
 
 /**
+ * The events table as these events need it: columns for their new properties (tables.patch) and
+ * the widenings they call for, made first; the plan that maps their properties to columns.
+ */
+export async function prepareEventColumns(deps: WriteDeps, events: readonly TrackedRecord[], signal: AbortSignal, known?: TableState): Promise<{ state: TableState; plan: ColumnPlan }> {
+  const table = deps.schema.tableName('event');
+  const state = known ?? (await deps.schema.table('event', signal));
+  const plan = planColumns(state, events.map((r) => r.properties), deps.settings.maxColumns);
+  if (plan.add.length === 0 && plan.widen.length === 0) return { state, plan };
+  return withTableLock(`${deps.settings.projectId}:${deps.settings.dataset}.${table}`, () => deps.schema.evolve('event', state, plan, signal), signal);
+}
+
+/**
  * Events: one row each, appended with tabledata.insertAll, `insertId` = record id (BigQuery drops
  * a row whose insertId it has seen in the last minute or so). Events that may have landed already
  * (`mayBeStored`) are looked up first and not sent again, so a re-send does not double them however
@@ -118,16 +130,13 @@ export async function writeEvents(deps: WriteDeps, records: readonly TrackedReco
   const outcomes = new Map<string, RecordOutcome>();
   let events = uniqueById(records);
   const table = deps.schema.tableName('event');
-  let state = await deps.schema.table('event', signal);
+  const known = await deps.schema.table('event', signal);
   const stored = await storedEventIds(deps, table, events.filter((r) => mayBeStored(r.id)), signal);
   if (stored.size > 0) {
     for (const id of stored) outcomes.set(id, { status: 'ok' });
     events = events.filter((r) => !stored.has(r.id));
   }
-  let plan = planColumns(state, events.map((r) => r.properties), deps.settings.maxColumns);
-  if (plan.add.length > 0 || plan.widen.length > 0) {
-    ({ state, plan } = await withTableLock(`${deps.settings.projectId}:${deps.settings.dataset}.${table}`, () => deps.schema.evolve('event', state, plan, signal), signal));
-  }
+  const { state, plan } = await prepareEventColumns(deps, events, signal, known);
 
   const sized: Array<{ row: InsertRow; bytes: number }> = [];
   for (const record of events) {

@@ -1,6 +1,7 @@
 import type { RecordKind, TrackedRecord } from '../../src/core/records/types';
 import { ConfigurationError, ConnectorError, PermanentError, RetryableError } from '../errors';
-import type { DestinationContext, DestinationWriter, RecordOutcome } from '../types';
+import type { DestinationContext, DestinationWriter, RecordOutcome, WriteOptions } from '../types';
+import { LOAD_MIN_EVENTS, loadEvents } from './load-events';
 import { BigQueryApi } from './client';
 import { resolveSettings, type BigQuerySettings } from './config';
 import { guardWrite } from '../shared/write-guard';
@@ -39,8 +40,11 @@ export function createBigQueryWriter(ctx: DestinationContext<BigQuerySettings>):
 
   const guard = (signal: AbortSignal) => guardWrite('the BigQuery writer', closed, signal);
 
-  const runPart = (kind: RecordKind, records: readonly TrackedRecord[], signal: AbortSignal, resend: boolean): Promise<PartResult> =>
-    kind === 'event' ? writeEvents(deps, records, signal, (id) => resend || unsure.has(id)) : writeUpserts(deps, kind, records, signal);
+  const runPart = (kind: RecordKind, records: readonly TrackedRecord[], signal: AbortSignal, options: WriteOptions | undefined): Promise<PartResult> => {
+    if (kind !== 'event') return writeUpserts(deps, kind, records, signal);
+    if (options?.history && records.length >= LOAD_MIN_EVENTS) return loadEvents(deps, records, signal);
+    return writeEvents(deps, records, signal, (id) => options?.resend === true || unsure.has(id));
+  };
 
   return {
     async write(records, signal, options) {
@@ -49,7 +53,7 @@ export function createBigQueryWriter(ctx: DestinationContext<BigQuerySettings>):
       if (pending.length === 0) return records.map(() => OK);
       await schema.ensureDataset(signal);
       const groups = KINDS.map((kind) => ({ kind, records: pending.filter((r) => r.kind === kind) })).filter((g) => g.records.length > 0);
-      const settled = await Promise.allSettled(groups.map((g) => runPart(g.kind, g.records, signal, options?.resend ?? false)));
+      const settled = await Promise.allSettled(groups.map((g) => runPart(g.kind, g.records, signal, options)));
       const outcomes = new Map<string, RecordOutcome>();
       const errors: ConnectorError[] = [];
       settled.forEach((s, i) => {

@@ -166,6 +166,24 @@ test('users and sessions: a destination added later gets each as it is now, merg
   expect(await rows('people.duckdb', 'SELECT count(*)::INT FROM events')).toEqual([[0]]);
 });
 
+test('a backfill of thousands into BigQuery goes by load jobs, a chunk each, and a second one doubles nothing', async () => {
+  const since = new Date(Date.now() - 1000);
+  for (let i = 0; i < 60; i++) await sendEvents(50);
+  await destinations.add(api.tracker.id, { type: 'bigquery', id: 'bq-load', settings: { projectId: PROJECT, dataset: `${dataset}_load`, endpoint: bigquery.url } });
+  const loadsBefore = bigquery.stats.loadJobs;
+  await admin.startBackfill(api.tracker.id, 'bq-load', { since, until: new Date(), resources: ['events'] });
+  await finished('bq-load');
+  const count = async () => {
+    const [r] = await readerClient(bigquery).query({ query: `SELECT count(*) AS n, count(DISTINCT _id) AS ids FROM \`${PROJECT}.${dataset}_load.events\`` });
+    return r[0] as { n: number; ids: number };
+  };
+  expect(await count()).toEqual({ n: 3000, ids: 3000 });
+  expect(bigquery.stats.loadJobs - loadsBefore).toBeGreaterThanOrEqual(1);
+  await admin.startBackfill(api.tracker.id, 'bq-load', { since, until: new Date(), resources: ['events'] });
+  await finished('bq-load');
+  expect(await count()).toEqual({ n: 3000, ids: 3000 });
+});
+
 test('refused: an empty range, a second backfill while one runs', async () => {
   await expect(admin.startBackfill(api.tracker.id, 'wh', { since: new Date(), until: new Date(0), resources: ['events'] })).rejects.toThrow(/the range is empty/);
   await admin.startBackfill(api.tracker.id, 'wh', { since: new Date(Date.now() - 1000), until: new Date(Date.now() + 60_000), resources: ['events'] });

@@ -1,18 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import type { Catalog, FakeDataset, FakeTable } from './catalog';
 import { tableRef } from './engine';
-import { FakeApiError, notFound } from './errors';
+import { FakeApiError, invalid, notFound } from './errors';
 import { insertAll, type InsertAllOptions, type InsertAllStats } from './insert-all';
+import { LoadQuota, loadDestination, runLoad, type LoadJobConfig, type LoadOptions, type LoadOutcome } from './load';
 import { runQuery, type QueryOptions, type QueryRequest, type QueryResult } from './query';
 
-/** One routed call: its path parameters, query string and JSON body. */
+/** One routed call: its path parameters, query string and JSON body (a media upload's metadata part), and an upload's data. */
 export interface Call {
   path: Readonly<Record<string, string>>;
   query: URLSearchParams;
   body: Record<string, unknown>;
+  media?: Buffer;
 }
 
 export interface ApiStats extends InsertAllStats {
+  /** Load jobs created, and the rows they loaded. */
+  loadJobs: number;
+  rowsLoaded: number;
   /** Statements run by jobs.query / jobs.insert, by kind (`MERGE`, `SELECT`…). */
   statements: Record<string, number>;
   /** DML statements per target table (`project:dataset.table`). */
@@ -23,7 +28,18 @@ export interface ApiStats extends InsertAllStats {
   authorizedRequests: number;
 }
 
-type Job = { projectId: string; jobId: string; location: string; query: QueryRequest; result?: QueryResult; error?: FakeApiError; created: number };
+type Job = {
+  projectId: string;
+  jobId: string;
+  location: string;
+  created: number;
+  /** A query job's statement and result. */
+  query?: QueryRequest;
+  result?: QueryResult;
+  /** A load job's configuration and what it did. */
+  load?: { config: LoadJobConfig; outcome: LoadOutcome };
+  error?: FakeApiError;
+};
 
 const ms = (t: number) => String(t);
 
@@ -52,6 +68,7 @@ async function tableResource(catalog: Catalog, t: FakeTable, location: string, s
     ...(t.timePartitioning ? { timePartitioning: t.timePartitioning } : {}),
     ...(t.clustering ? { clustering: t.clustering } : {}),
     numRows,
+    ...(t.expirationTime !== undefined ? { expirationTime: ms(t.expirationTime) } : {}),
     creationTime: ms(t.creationTime),
     lastModifiedTime: ms(t.lastModifiedTime),
     type: 'TABLE',
@@ -72,34 +89,59 @@ function queryResponse(kind: string, job: Job, result: QueryResult) {
   };
 }
 
-function jobResource(job: Job) {
-  const failed = job.error ? { errorResult: { reason: job.error.reason, message: job.error.message }, errors: [{ reason: job.error.reason, message: job.error.message }] } : {};
+/**
+ * A job as jobs.insert and jobs.get answer it. A load job is reported RUNNING by the call that
+ * created it, as BigQuery does (its rows are loaded by then, which a client cannot tell), and DONE
+ * from its first jobs.get: a client has to poll, as it must with BigQuery.
+ */
+function jobResource(job: Job, running = false) {
+  const loadError = job.load?.outcome.error;
+  const failed = job.error
+    ? { errorResult: { reason: job.error.reason, message: job.error.message }, errors: [{ reason: job.error.reason, message: job.error.message }] }
+    : loadError
+      ? { errorResult: loadError.result, errors: loadError.errors }
+      : {};
+  const times = { creationTime: ms(job.created), startTime: ms(job.created), ...(running ? {} : { endTime: ms(job.created) }) };
+  const configuration = job.load ? { jobType: 'LOAD', load: job.load.config } : { jobType: 'QUERY', query: { query: job.query?.query, useLegacySql: false } };
+  const statistics = job.load
+    ? { ...times, load: job.load.outcome.statistics }
+    : { ...times, query: { statementType: job.result?.statementType, ...(job.result?.numDmlAffectedRows !== undefined ? { numDmlAffectedRows: String(job.result.numDmlAffectedRows) } : {}) } };
   return {
     kind: 'bigquery#job',
     id: `${job.projectId}:${job.location}.${job.jobId}`,
     jobReference: { projectId: job.projectId, jobId: job.jobId, location: job.location },
-    configuration: { jobType: 'QUERY', query: { query: job.query.query, useLegacySql: false } },
-    status: { state: 'DONE', ...failed },
-    statistics: { creationTime: ms(job.created), startTime: ms(job.created), endTime: ms(job.created), query: { statementType: job.result?.statementType, ...(job.result?.numDmlAffectedRows !== undefined ? { numDmlAffectedRows: String(job.result.numDmlAffectedRows) } : {}) } },
+    configuration,
+    status: running ? { state: 'RUNNING' } : { state: 'DONE', ...failed },
+    statistics,
   };
 }
 
-export interface ApiOptions extends InsertAllOptions, QueryOptions {}
+export interface ApiOptions extends InsertAllOptions, QueryOptions, LoadOptions {
+  /** How long every query takes before it answers (BigQuery's take 0.5–2 s even for a small statement). Default 0. */
+  queryLatencyMs: number;
+  /** How long a load job runs: jobs.get reports it RUNNING until then. Default 0 (DONE at the first jobs.get). */
+  loadJobMs: number;
+}
 
 /** The REST methods of BigQuery v2 that the fake serves, by method id. */
 export function createApi(catalog: Catalog, opts: ApiOptions, stats: ApiStats) {
   const jobs = new Map<string, Job>();
+  const loadQuota = new LoadQuota();
   const locationOf = (c: Call) => catalog.dataset(c.path.projectId!, c.path.datasetId!).location;
   const table = (c: Call) => catalog.table(c.path.projectId!, c.path.datasetId!, c.path.tableId!);
 
   const execute = async (job: Job): Promise<QueryResult> => {
-    stats.sql.push(job.query.query);
-    const result = await runQuery(catalog, job.query, opts);
-    stats.statements[result.statementType] = (stats.statements[result.statementType] ?? 0) + 1;
-    if (result.statementType !== 'SELECT' && result.statementType !== 'ALTER_TABLE' && result.tables[0]) {
-      const t = result.tables[0];
-      const key = `${t.projectId}:${t.datasetId}.${t.tableId}`;
-      stats.dmlByTable[key] = (stats.dmlByTable[key] ?? 0) + 1;
+    const query = job.query!;
+    if (opts.queryLatencyMs > 0) await new Promise((r) => setTimeout(r, opts.queryLatencyMs));
+    stats.sql.push(query.query);
+    const result = await runQuery(catalog, query, opts);
+    for (const r of [result, ...(result.children ?? [])]) {
+      stats.statements[r.statementType] = (stats.statements[r.statementType] ?? 0) + 1;
+      if (['MERGE', 'INSERT', 'UPDATE', 'DELETE'].includes(r.statementType) && r.tables[0]) {
+        const t = r.tables[0];
+        const key = `${t.projectId}:${t.datasetId}.${t.tableId}`;
+        stats.dmlByTable[key] = (stats.dmlByTable[key] ?? 0) + 1;
+      }
     }
     return result;
   };
@@ -116,6 +158,23 @@ export function createApi(catalog: Catalog, opts: ApiOptions, stats: ApiStats) {
     };
   };
   const newJob = (projectId: string, jobId: string, q: QueryRequest): Job => ({ projectId, jobId, location: q.location ?? 'US', query: q, created: Date.now() });
+  const loadJob = async (c: Call) => {
+    const config = ((c.body.configuration ?? {}) as { load?: LoadJobConfig }).load;
+    if (!config) throw new FakeApiError(400, 'invalid', 'A media upload creates load jobs: configuration.load is required.');
+    const ref = (c.body.jobReference ?? {}) as { jobId?: string; location?: string };
+    const projectId = c.path.projectId!;
+    const jobId = ref.jobId ?? `job_${randomUUID().replace(/-/g, '')}`;
+    const location = ref.location ?? 'US';
+    if (jobs.has(`${projectId}/${jobId}`)) throw new FakeApiError(409, 'duplicate', `Already Exists: Job ${projectId}:${location}.${jobId}`);
+    const table = await loadDestination(catalog, projectId, config);
+    if (catalog.dataset(table.projectId, table.datasetId).location.toLowerCase() !== location.toLowerCase()) throw notFound(`Dataset ${table.projectId}:${table.datasetId} was not found in location ${location}`);
+    loadQuota.take(`${table.projectId}:${table.datasetId}.${table.tableId}`, opts);
+    const job: Job = { projectId, jobId, location, created: Date.now(), load: { config, outcome: await runLoad(catalog, table, config, c.media ?? Buffer.alloc(0)) } };
+    stats.loadJobs++;
+    stats.rowsLoaded += Number(job.load!.outcome.statistics.outputRows);
+    remember(job);
+    return jobResource(job, true);
+  };
   const remember = (job: Job) => {
     jobs.set(`${job.projectId}/${job.jobId}`, job);
     if (jobs.size > 1000) jobs.delete(jobs.keys().next().value!);
@@ -149,6 +208,7 @@ export function createApi(catalog: Catalog, opts: ApiOptions, stats: ApiStats) {
       return queryResponse('bigquery#queryResponse', job, job.result);
     },
     'jobs.insert': async (c) => {
+      if (c.media !== undefined) return loadJob(c);
       const config = ((c.body.configuration ?? {}) as { query?: Record<string, unknown> }).query;
       const ref = (c.body.jobReference ?? {}) as { jobId?: string; location?: string };
       if (!config) throw new FakeApiError(400, 'invalid', 'This fake runs query jobs only.');
@@ -164,10 +224,14 @@ export function createApi(catalog: Catalog, opts: ApiOptions, stats: ApiStats) {
       }
       return jobResource(job);
     },
-    'jobs.get': async (c) => jobResource(findJob(c)),
+    'jobs.get': async (c) => {
+      const job = findJob(c);
+      return jobResource(job, job.load !== undefined && Date.now() < job.created + opts.loadJobMs);
+    },
     'jobs.getQueryResults': async (c) => {
       const job = findJob(c);
       if (job.error) throw job.error;
+      if (!job.result) throw invalid(`Job ${job.projectId}:${job.location}.${job.jobId} is not a query job.`);
       return queryResponse('bigquery#getQueryResultsResponse', job, job.result!);
     },
   };

@@ -22,6 +22,8 @@ export interface FakeTable {
   streamingTypes: Map<string, { type: string; until: number }>;
   /** Times of recent metadata updates, for the per-table update rate limit. */
   updates: number[];
+  /** When BigQuery deletes the table (`expirationTime`, epoch ms). */
+  expirationTime?: number;
 }
 
 export interface FakeDataset {
@@ -99,12 +101,25 @@ export class Catalog {
     if (tp) table.timePartitioning = checkPartitioning(fields, tp);
     const cl = body.clustering as { fields?: unknown } | undefined;
     if (cl) table.clustering = checkClustering(fields, cl);
+    if (body.expirationTime !== undefined) {
+      const at = Number(body.expirationTime);
+      if (!Number.isFinite(at)) throw invalid(`Invalid value for expirationTime: ${String(body.expirationTime)}`);
+      table.expirationTime = at;
+    }
     const defs = fields.map((f) => `${quote(f.name)} ${DUCKDB_TYPE[f.type]}${f.mode === 'REQUIRED' ? ' NOT NULL' : ''}`);
     // DuckDB needs a column; BigQuery allows a table without schema, which accepts no rows.
     const ddl = `CREATE TABLE ${tableRef(projectId, datasetId, tableId)} (${defs.length > 0 ? defs.join(', ') : '"__no_schema" BOOLEAN'})`;
     await this.engine.use((c) => c.run(ddl));
     ds.tables.set(tableId, table);
     return table;
+  }
+
+  /** Deletes the tables whose expiration time has passed, as BigQuery does on its own. */
+  async sweepExpired(): Promise<void> {
+    const now = this.opts.now();
+    for (const ds of this.datasets.values()) {
+      for (const t of [...ds.tables.values()]) if (t.expirationTime !== undefined && t.expirationTime <= now) await this.deleteTable(t.projectId, t.datasetId, t.tableId);
+    }
   }
 
   async deleteTable(projectId: string, datasetId: string, tableId: string): Promise<void> {

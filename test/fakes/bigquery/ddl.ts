@@ -96,3 +96,32 @@ export function checkWidening(where: TableName, column: string, from: string, to
   // What BigQuery answers for a change between numeric types that is not a widening (BIGNUMERIC to FLOAT64).
   throw invalidQuery(`Provided Schema does not match Table ${where.projectId}:${where.datasetId}.${where.tableId}. Field ${column} has changed type from ${from} to ${target}`);
 }
+
+/** `DROP TABLE [IF EXISTS] path`, as a script drops a table it staged. */
+export interface DropTable {
+  table: string[];
+  ifExists: boolean;
+}
+
+export function isDropTable(sql: string): boolean {
+  return /^\s*DROP\s+TABLE\b/i.test(sql.replace(/^(\s|--[^\n]*\n|#[^\n]*\n|\/\*[\s\S]*?\*\/)*/, ''));
+}
+
+export function parseDropTable(sql: string): DropTable {
+  const tokens = tokenize(sql).filter((t) => t.kind !== 'ws' && t.kind !== 'comment');
+  const word = (t: Token | undefined) => (t?.kind === 'word' ? t.text.toUpperCase() : '');
+  let i = 2;
+  const ifExists = word(tokens[2]) === 'IF' && word(tokens[3]) === 'EXISTS';
+  if (ifExists) i = 4;
+  const parts: string[] = [];
+  for (;;) {
+    const t = tokens[i++];
+    if (t?.kind === 'quoted') parts.push(...t.value!.split('.'));
+    else if (t?.kind === 'word') parts.push(t.text);
+    else throw invalidQuery(`Syntax error: Unexpected ${t?.text ?? 'end of input'}`);
+    if (tokens[i]?.text !== '.') break;
+    i++;
+  }
+  if (i < tokens.length) throw invalidQuery(`Syntax error: Unexpected ${tokens[i]!.text}`);
+  return { table: parts, ifExists };
+}

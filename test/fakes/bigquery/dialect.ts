@@ -76,6 +76,23 @@ export function tokenize(sql: string): Token[] {
   return tokens;
 }
 
+/**
+ * The statements of a script, split at the semicolons outside strings and comments
+ * (https://cloud.google.com/bigquery/docs/multi-statement-queries); empty ones are dropped.
+ */
+export function splitStatements(sql: string): string[] {
+  const statements: string[] = [];
+  let current = '';
+  for (const t of tokenize(sql)) {
+    if (t.kind === 'punct' && t.text === ';') {
+      statements.push(current);
+      current = '';
+    } else current += t.text;
+  }
+  statements.push(current);
+  return statements.filter((s) => tokenize(s).some((t) => t.kind !== 'ws' && t.kind !== 'comment'));
+}
+
 /** BigQuery functions whose DuckDB counterpart has another name (macros are created by the engine). */
 const FUNCTIONS: Readonly<Record<string, string>> = {
   JSON_VALUE: 'json_extract_string',

@@ -14,6 +14,10 @@
  * - tabledata.insertAll: per-row validation (`no such field`, bad values, missing REQUIRED) with
  *   `insertErrors` of reason `invalid`, the other rows `stopped` unless `skipInvalidRows`;
  *   insertId deduplication within a window; ≤ 50 000 rows and ≤ 10 MB per request;
+ * - load jobs from a media upload (uploadType=multipart) of NEWLINE_DELIMITED_JSON: rows validated
+ *   as a load does, all or nothing, WRITE_APPEND / WRITE_TRUNCATE / WRITE_EMPTY, 1 500 loads a
+ *   table a day; the job is RUNNING in the answer to jobs.insert and DONE at jobs.get (after
+ *   `loadJobMs`); tables with an `expirationTime` are deleted once it passes (load.ts);
  * - query jobs (jobs.query, jobs.insert + jobs.getQueryResults) that execute the SQL: GoogleSQL is
  *   rewritten for DuckDB (dialect.ts), array parameters in `UNNEST(@p)` become tables, MERGE
  *   refuses several source rows for one target row, DML is refused over rows in the streaming
@@ -24,8 +28,11 @@
  * per test through `fake.faults`. Counters: `fake.calls` per REST method, `fake.stats` (rows
  * inserted and deduplicated, statements by kind, DML per table, requests with credentials).
  *
- * Limits of the rewrite: one statement per query; arrays only as `UNNEST(@param)`; STRUCT and
- * ARRAY columns, legacy SQL and DDL other than ALTER COLUMN SET DATA TYPE are refused; bare
+ * A script of several statements runs them in order, each committed as it ends; INSERTs may run
+ * side by side, UPDATE/DELETE/MERGE on one table may not. `queryLatencyMs` makes every query
+ * answer that late, as BigQuery's take half a second or more.
+ * Limits of the rewrite: arrays only as `UNNEST(@param)`; STRUCT and ARRAY columns, legacy SQL and
+ * DDL other than ALTER COLUMN SET DATA TYPE and DROP TABLE are refused; bare
  * identifiers that DuckDB reserves but BigQuery does not (`at`, `order` is reserved in both) need
  * backticks, as connectors use anyway.
  * Column names are stricter than BigQuery's flexible names: the classic rules only.

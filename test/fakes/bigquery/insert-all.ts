@@ -8,7 +8,7 @@ import { toCell, ValueError, type Cell } from './values';
 /** https://cloud.google.com/bigquery/quotas#streaming_inserts: "Maximum rows per request: 50,000". */
 export const MAX_ROWS_PER_REQUEST = 50_000;
 
-interface RowError {
+export interface RowError {
   reason: string;
   location: string;
   debugInfo: string;
@@ -34,7 +34,7 @@ export interface InsertAllStats {
 const rowError = (location: string, message: string): RowError => ({ reason: 'invalid', location, debugInfo: '', message });
 
 /** Validates one row against the schema; returns its cells in table order, or its errors. */
-function convertRow(table: FakeTable, json: unknown, ignoreUnknown: boolean, now: number): Cell[] | RowError[] {
+export function convertRow(table: FakeTable, json: unknown, ignoreUnknown: boolean, now: number): Cell[] | RowError[] {
   if (json === null || typeof json !== 'object' || Array.isArray(json)) return [rowError('', 'Row is not a JSON object.')];
   const byName = new Map<string, number>(table.fields.map((f, i) => [f.name.toLowerCase(), i]));
   const cells: Cell[] = table.fields.map(() => null);
@@ -64,7 +64,7 @@ function convertRow(table: FakeTable, json: unknown, ignoreUnknown: boolean, now
   return errors.length > 0 ? errors : cells;
 }
 
-function appendCell(appender: DuckDBAppender, field: FakeField, cell: Cell): void {
+export function appendCell(appender: DuckDBAppender, field: FakeField, cell: Cell): void {
   if (cell === null) appender.appendNull();
   else if (field.type === 'INTEGER') appender.appendBigInt(cell as bigint);
   else if (field.type === 'FLOAT') appender.appendDouble(cell as number);
@@ -86,20 +86,20 @@ export async function insertAll(catalog: Catalog, path: { projectId: string; dat
   if (rows.length > MAX_ROWS_PER_REQUEST) throw invalid(`too many rows present in the request, limit: ${MAX_ROWS_PER_REQUEST} row count: ${rows.length}.`);
   const now = opts.now();
   const converted = rows.map((r) => convertRow(table, r?.json, body.ignoreUnknownValues === true, now));
-  const failed = converted.map((c, index) => ({ index, c })).filter((x): x is { index: number; c: RowError[] } => isErrors(x.c));
+  const failed = converted.map((c, index) => ({ index, c })).filter((x): x is { index: number; c: RowError[] } => isRowErrors(x.c));
   const skipInvalid = body.skipInvalidRows === true;
   if (failed.length > 0 && !skipInvalid) {
     const stopped: RowError = { reason: 'stopped', location: '', debugInfo: '', message: '' };
     return {
       kind: 'bigquery#tableDataInsertAllResponse',
-      insertErrors: converted.map((c, index) => ({ index, errors: isErrors(c) ? c : [stopped] })),
+      insertErrors: converted.map((c, index) => ({ index, errors: isRowErrors(c) ? c : [stopped] })),
     };
   }
 
   for (const [id, at] of table.insertIds) if (now - at > opts.dedupWindowMs) table.insertIds.delete(id);
   const fresh: Cell[][] = [];
   converted.forEach((c, i) => {
-    if (isErrors(c)) return;
+    if (isRowErrors(c)) return;
     const id = rows[i]?.insertId;
     if (typeof id === 'string' && id !== '') {
       if (table.insertIds.has(id)) {
@@ -130,7 +130,7 @@ export async function insertAll(catalog: Catalog, path: { projectId: string; dat
   return response;
 }
 
-function isErrors(c: Cell[] | RowError[]): c is RowError[] {
+export function isRowErrors(c: Cell[] | RowError[]): c is RowError[] {
   return c.length > 0 && typeof c[0] === 'object' && c[0] !== null && 'reason' in (c[0] as object);
 }
 

@@ -19,8 +19,16 @@ import { agentFetch } from '../../../connectors/shared/agent-fetch';
 interface FetchOptions {
   method?: string;
   headers?: Record<string, string>;
-  body?: string | Buffer;
+  /** A stream for a media upload (teeny-request's multipart body), which node-fetch reads as it sends. */
+  body?: string | Buffer | Readable;
   agent?: Agent | false;
+}
+
+async function bodyOf(body: FetchOptions['body']): Promise<string | Buffer | undefined> {
+  if (!(body instanceof Readable)) return body;
+  const chunks: Buffer[] = [];
+  for await (const chunk of body) chunks.push(Buffer.from(chunk as Buffer | string));
+  return Buffer.concat(chunks);
 }
 
 /**
@@ -29,7 +37,7 @@ interface FetchOptions {
  * HTTPS_PROXY / HTTP_PROXY outside NO_PROXY), by the connectors' own agentFetch.
  */
 async function nodeFetchOnNativeFetch(url: string, options: FetchOptions) {
-  const res = await agentFetch(url, { method: options.method, headers: options.headers, body: options.body, agent: options.agent });
+  const res = await agentFetch(url, { method: options.method, headers: options.headers, body: await bodyOf(options.body), agent: options.agent });
   const bytes = Buffer.from(await res.arrayBuffer());
   return {
     status: res.status,

@@ -2,8 +2,8 @@ import type { DuckDBType, DuckDBValue } from '@duckdb/node-api';
 import type { Catalog } from './catalog';
 import { tableRef } from './engine';
 import { FakeApiError, invalidQuery, notFound } from './errors';
-import { isAlterTable, parseAlterColumns } from './ddl';
-import { rewrite, type Rewritten, type TableName } from './dialect';
+import { isAlterTable, isDropTable, parseAlterColumns, parseDropTable } from './ddl';
+import { rewrite, splitStatements, type Rewritten, type TableName } from './dialect';
 import { createParamTable, dropParamTables, scalarValues, type QueryParameter } from './params';
 
 export interface QueryRequest {
@@ -18,11 +18,13 @@ export interface QueryRequest {
 }
 
 export interface QueryResult {
-  statementType: Rewritten['kind'] | 'ALTER_TABLE';
+  statementType: Rewritten['kind'] | 'ALTER_TABLE' | 'DROP_TABLE' | 'SCRIPT';
   schema?: { fields: Array<{ name: string; type: string; mode: 'NULLABLE' }> };
   rows?: Array<{ f: Array<{ v: string | null }> }>;
   numDmlAffectedRows?: number;
   tables: TableName[];
+  /** A script's statements, in order. */
+  children?: QueryResult[];
 }
 
 export interface QueryOptions {
@@ -64,6 +66,33 @@ async function alterTable(catalog: Catalog, req: QueryRequest): Promise<QueryRes
   }
   await catalog.alterColumnTypes(name, stmt.changes);
   return { statementType: 'ALTER_TABLE', tables: [name] };
+}
+
+/** DDL: DROP TABLE, as a script drops what it staged. A missing table is no error with IF EXISTS. */
+async function dropTable(catalog: Catalog, req: QueryRequest): Promise<QueryResult> {
+  const stmt = parseDropTable(req.query);
+  let name: TableName;
+  try {
+    name = resolver(catalog, req).table(stmt.table).name;
+  } catch (err) {
+    if (stmt.ifExists && err instanceof FakeApiError && err.status === 404) return { statementType: 'DROP_TABLE', tables: [] };
+    throw err;
+  }
+  await catalog.deleteTable(name.projectId, name.datasetId, name.tableId);
+  return { statementType: 'DROP_TABLE', tables: [name] };
+}
+
+/**
+ * Runs a query: one statement, or a script of several run in order, each committed as it ends
+ * (as BigQuery does outside BEGIN TRANSACTION); a failing statement ends the script there.
+ */
+export async function runQuery(catalog: Catalog, req: QueryRequest, opts: QueryOptions): Promise<QueryResult> {
+  const statements = splitStatements(req.query);
+  if (statements.length <= 1) return runStatement(catalog, req, opts);
+  const children: QueryResult[] = [];
+  for (const query of statements) children.push(await runStatement(catalog, { ...req, query }, opts));
+  const last = children[children.length - 1]!;
+  return { statementType: 'SCRIPT', ...(last.schema ? { schema: last.schema, rows: last.rows } : {}), tables: [], children };
 }
 
 /** DuckDB's refusals in BigQuery's words, where they correspond; otherwise `invalidQuery` with DuckDB's text. */
@@ -114,9 +143,10 @@ function bindable(values: DuckDBValue[] | Record<string, DuckDBValue>, sql: stri
  * statement runs, DML over rows in the streaming buffer and concurrent DML on one table are
  * refused as BigQuery refuses them.
  */
-export async function runQuery(catalog: Catalog, req: QueryRequest, opts: QueryOptions): Promise<QueryResult> {
+async function runStatement(catalog: Catalog, req: QueryRequest, opts: QueryOptions): Promise<QueryResult> {
   if (req.useLegacySql === true) throw invalidQuery('This fake runs GoogleSQL only (useLegacySql: false).');
   if (isAlterTable(req.query)) return alterTable(catalog, req);
+  if (isDropTable(req.query)) return dropTable(catalog, req);
   const stmt = rewrite(req.query, resolver(catalog, req));
   const params = req.queryParameters ?? [];
   for (const name of stmt.arrayParams) {
@@ -131,8 +161,12 @@ export async function runQuery(catalog: Catalog, req: QueryRequest, opts: QueryO
     if (stmt.kind !== 'INSERT' && table.lastStreamedAt !== undefined && opts.now() - table.lastStreamedAt < opts.streamingBufferMs) {
       throw invalidQuery(`UPDATE or DELETE statement over table ${target.projectId}.${target.datasetId}.${target.tableId} would affect rows in the streaming buffer, which is not supported`);
     }
-    if (busy.has(key)) throw invalidQuery(`Could not serialize access to table ${key} due to concurrent update`);
-    busy.add(key);
+    // INSERT statements run concurrently; UPDATE, DELETE and MERGE conflict with each other
+    // (https://cloud.google.com/bigquery/docs/data-manipulation-language#dml_statement_conflicts).
+    if (stmt.kind !== 'INSERT') {
+      if (busy.has(key)) throw invalidQuery(`Could not serialize access to table ${key} due to concurrent update`);
+      busy.add(key);
+    }
   }
   try {
     if (target && opts.dmlLatencyMs > 0) await new Promise((r) => setTimeout(r, opts.dmlLatencyMs));
@@ -162,6 +196,6 @@ export async function runQuery(catalog: Catalog, req: QueryRequest, opts: QueryO
       }
     });
   } finally {
-    if (key) busy.delete(key);
+    if (key && stmt.kind !== 'INSERT') busy.delete(key);
   }
 }

@@ -7,6 +7,7 @@ import { Engine, tableRef } from './engine';
 import { errorBody, FakeApiError } from './errors';
 import { Faults } from './faults';
 import { payloadTooLarge } from './insert-all';
+import { parseMultipart } from './load';
 import { parseExactJson } from '../../../src/core/records/exact-json';
 
 export interface BigQueryFakeOptions {
@@ -22,6 +23,14 @@ export interface BigQueryFakeOptions {
   dmlLatencyMs?: number;
   /** Largest request body. Default 10 MiB, BigQuery's limit for insertAll and for API requests. */
   maxRequestBytes?: number;
+  /** Largest media upload (a load job's data). Default 1 GiB (Google's is far larger). */
+  maxUploadBytes?: number;
+  /** Load jobs a table takes per UTC day. Default Google's: 1 500. */
+  loadJobsPerTablePerDay?: number;
+  /** Every query answers this late (BigQuery's answer in 0.5–2 s). Default 0. */
+  queryLatencyMs?: number;
+  /** A load job runs this long: jobs.get says RUNNING until then. Default 0. */
+  loadJobMs?: number;
   now?: () => number;
 }
 
@@ -60,6 +69,8 @@ const ROUTES: Array<[string, RegExp, string, string[]]> = [
   ['GET', new RegExp(`^${P}/queries/([^/]+)$`), 'jobs.getQueryResults', ['projectId', 'jobId']],
   ['POST', new RegExp(`^${P}/jobs$`), 'jobs.insert', ['projectId']],
   ['GET', new RegExp(`^${P}/jobs/([^/]+)$`), 'jobs.get', ['projectId', 'jobId']],
+  // A load job with its data (https://cloud.google.com/bigquery/docs/reference/rest/v2/jobs/insert, "Upload URI").
+  ['POST', /^\/upload\/bigquery\/v2\/projects\/([^/]+)\/jobs$/, 'jobs.insert', ['projectId']],
 ];
 
 async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
@@ -92,12 +103,13 @@ export async function startBigQueryFake(options: BigQueryFakeOptions = {}): Prom
     await c.run(`CREATE MACRO bq_to_json_string(x) AS CAST(to_json(x) AS VARCHAR)`);
   });
   const catalog = new Catalog(engine, { tableUpdateLimit: options.tableUpdateLimit ?? { count: 5, windowMs: 10_000 }, schemaPropagationMs: options.schemaPropagationMs ?? 0, now });
-  const stats: ApiStats = { rowsInserted: 0, rowsDeduplicated: 0, statements: {}, dmlByTable: {}, sql: [], authorizedRequests: 0 };
-  const api = createApi(catalog, { dedupWindowMs: options.dedupWindowMs ?? 60_000, streamingBufferMs: options.streamingBufferMs ?? 30 * 60_000, dmlLatencyMs: options.dmlLatencyMs ?? 0, now }, stats);
+  const stats: ApiStats = { rowsInserted: 0, rowsDeduplicated: 0, loadJobs: 0, rowsLoaded: 0, statements: {}, dmlByTable: {}, sql: [], authorizedRequests: 0 };
+  const api = createApi(catalog, { dedupWindowMs: options.dedupWindowMs ?? 60_000, streamingBufferMs: options.streamingBufferMs ?? 30 * 60_000, dmlLatencyMs: options.dmlLatencyMs ?? 0, loadJobsPerTablePerDay: options.loadJobsPerTablePerDay ?? 1500, queryLatencyMs: options.queryLatencyMs ?? 0, loadJobMs: options.loadJobMs ?? 0, now }, stats);
   const faults = new Faults();
   const accounts = new ServiceAccounts();
   const calls: Record<string, number> = {};
   const maxBytes = options.maxRequestBytes ?? 10 * 1024 * 1024;
+  const maxUploadBytes = options.maxUploadBytes ?? 1024 * 1024 * 1024;
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
@@ -112,16 +124,24 @@ export async function startBigQueryFake(options: BigQueryFakeOptions = {}): Prom
     if (bearer && ServiceAccounts.isJwt(bearer) && 'refused' in accounts.verify(bearer, BIGQUERY_SCOPE, now())) {
       return send(res, 401, errorBody(new FakeApiError(401, 'authError', 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.')));
     }
-    const raw = await readBody(req, maxBytes);
-    if (raw === 'too-large') return send(res, 400, errorBody(payloadTooLarge(maxBytes)));
+    const upload = url.pathname.startsWith('/upload/');
+    if (upload && url.searchParams.get('uploadType') !== 'multipart') return send(res, 400, errorBody(new FakeApiError(400, 'invalid', `This fake takes media uploads with uploadType=multipart only (got ${url.searchParams.get('uploadType') ?? 'none'}).`)));
+    const limit = upload ? maxUploadBytes : maxBytes;
+    const raw = await readBody(req, limit);
+    if (raw === 'too-large') return send(res, 400, errorBody(payloadTooLarge(limit)));
     let body: Record<string, unknown> = {};
+    let media: Buffer | undefined;
     try {
+      const [metadata, data] = upload ? parseMultipart(req.headers['content-type'], raw) : [raw, undefined];
+      media = data;
       // Google reads JSON numbers exactly (a 64-bit integer sent as a bare number keeps its digits); only a JavaScript client rounds them.
-      body = raw.length > 0 ? (parseExactJson(raw.toString('utf8')) as Record<string, unknown>) : {};
-    } catch {
+      body = metadata!.length > 0 ? (parseExactJson(metadata!.toString('utf8')) as Record<string, unknown>) : {};
+    } catch (err) {
+      if (err instanceof FakeApiError) return send(res, err.status, errorBody(err));
       return send(res, 400, errorBody(new FakeApiError(400, 'parseError', 'Parse Error')));
     }
-    const call: Call = { path, query: url.searchParams, body };
+    const call: Call = { path, query: url.searchParams, body, ...(media ? { media } : {}) };
+    await catalog.sweepExpired();
     const fault = faults.take({ method, path, body });
     if (fault?.kind === 'error') return send(res, fault.status, errorBody(new FakeApiError(fault.status, fault.reason, fault.message ?? `Injected ${fault.reason}`)));
     if (fault?.kind === 'hang') return;
@@ -166,7 +186,7 @@ export async function startBigQueryFake(options: BigQueryFakeOptions = {}): Prom
     },
     resetCounters() {
       for (const k of Object.keys(calls)) delete calls[k];
-      Object.assign(stats, { rowsInserted: 0, rowsDeduplicated: 0, statements: {}, dmlByTable: {}, sql: [], authorizedRequests: 0 });
+      Object.assign(stats, { rowsInserted: 0, rowsDeduplicated: 0, loadJobs: 0, rowsLoaded: 0, statements: {}, dmlByTable: {}, sql: [], authorizedRequests: 0 });
     },
     async close() {
       server.closeAllConnections();
