@@ -22,13 +22,5 @@ export const columnRange = (title: string, col: number, r1: number, r2: number) 
 /** The header row, however wide. */
 export const headerRange = (title: string) => `${quoteSheet(title)}!1:1`;
 
-/** Whole columns A..`lastCol`: values.append looks for the table there and writes after its last row. */
-export const tableRange = (title: string, lastCol: number) => `${quoteSheet(title)}!A:${columnLetters(lastCol)}`;
-
-/** First and last row of a range Google answered, e.g. `events!A42:F51` or `'my tab'!A7`. */
-export function rowsOf(range: string): { first: number; last: number } {
-  const m = /!\$?[A-Z]*\$?(\d+)(?::\$?[A-Z]*\$?(\d+))?$/i.exec(range);
-  if (!m) throw new Error(`cannot read the rows of range ${range}`);
-  const first = Number(m[1]);
-  return { first, last: m[2] ? Number(m[2]) : first };
-}
+/** Rows `r1`..`r2`, columns A..`lastCol`. */
+export const rowsRange = (title: string, r1: number, r2: number, lastCol: number) => `${quoteSheet(title)}!A${r1}:${columnLetters(lastCol)}${r2}`;

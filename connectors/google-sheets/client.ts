@@ -81,16 +81,4 @@ export class SheetsClient {
   async batchUpdateValues(spreadsheetId: string, data: ValueRange[], signal: AbortSignal): Promise<void> {
     await this.call('write', 'values.batchUpdate', signal, (o) => this.api.spreadsheets.values.batchUpdate({ spreadsheetId, requestBody: { valueInputOption: 'RAW', data } }, o));
   }
-
-  /**
-   * INSERT_ROWS: rows are inserted after the table, so nothing below it is overwritten and the
-   * grid grows by exactly the rows written. Returns `updates.updatedRange`, e.g. `events!A42:F51`.
-   */
-  async append(spreadsheetId: string, range: string, values: Array<Array<CellValue | null>>, signal: AbortSignal): Promise<string> {
-    const request = { spreadsheetId, range, valueInputOption: 'RAW', insertDataOption: 'INSERT_ROWS', requestBody: { majorDimension: 'ROWS', values } };
-    const res = await this.call('write', 'values.append', signal, (o) => this.api.spreadsheets.values.append(request, o));
-    const updated = res.data.updates?.updatedRange;
-    if (!updated) throw new RetryableError(`values.append answered without updates.updatedRange for ${range}`, { reason: 'no-updated-range' });
-    return updated;
-  }
 }

@@ -198,8 +198,9 @@ export type GoogleSheetsSettings = z.infer<typeof GoogleSheetsSettingsSchema>;
 
 /**
  * 5 000 records or 2 s, whichever comes first. Flushes are then at most 30 a minute, each one
- * values.append per tab it adds rows to (one for a stream of events), which keeps 5 000 events a
- * minute — and far more, since a backlog fills the batches — under 60 write requests a minute;
+ * values.batchUpdate for all its rows (and a spreadsheets.batchUpdate when a grid needs rows, about
+ * one flush in ten), which keeps 5 000 events a minute — and far more, since a backlog fills the
+ * batches — under 60 write requests a minute;
  * 5 000 rows of a dozen columns are ~1–2 MB, Google's recommended payload.
  */
 export const BATCH_LIMITS = { maxRecords: 5000, maxAgeMs: 2000 } as const;

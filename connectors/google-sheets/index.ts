@@ -32,9 +32,17 @@ export { CELL_CHARACTER_LIMIT, TRUNCATION_MARKER } from './values';
  * characters followed by `…[truncated]`.
  *
  * ## Events: exactly once
- * Appended with values.append (INSERT_ROWS), one row each. When a flush fails after appending may
- * have begun (timeout, lost response, 5xx), the next attempt reads the `_id` column below the last
- * row it knew and skips the events found there; after a restart it reads the last 11 000 rows.
+ * One row each, at a row the writer chooses: the next after the tab's last row with data (read
+ * every flush) and after every row it gave before (plan.ts). A record whose write got no answer
+ * (timeout, lost response, 5xx) keeps its row: written again, it goes to the same cells, so a
+ * call Google applies after the writer gave up on it, even after the retry, writes what is there
+ * already. The next attempt also reads the `_id` column below the last row it knew and skips the
+ * events found there; after a restart it reads the last 11 000 rows, and a re-sent batch, the
+ * same records in the same order, gets the same rows. Grids grow by appendDimension (rows only
+ * added, never set), ten flushes' worth ahead while the capacity allows, so that nine flushes in
+ * ten need no structure request. The events tabs are the writer's: a row typed below its data moves the next
+ * rows down if it is there when a flush reads, but one typed between a flush's read and its write
+ * is overwritten.
  * From the first batch the delivery plumbing re-sends (`resend`: history from a backfill or an
  * import, or a batch written again after a restart) it reads every `_id` of the tab once and keeps
  * them, with what it appends, checking each later batch against them and the rows past the last
@@ -44,12 +52,12 @@ export { CELL_CHARACTER_LIMIT, TRUNCATION_MARKER } from './values';
  * An in-memory index key → row, built from the key column the first time and checked before each
  * use (the key cells of the rows to update are read back in the same request as the headers); if a
  * person sorted, inserted or deleted rows, it is rebuilt. An update writes only the cells it
- * supplies; `null` clears a cell. New keys are appended.
+ * supplies; `null` clears a cell. New keys get rows as new events do, at rows the writer chooses.
  *
  * ## Quotas
  * Per flush: one values.batchGet (headers and key checks), at most one spreadsheets.batchUpdate
- * (new tabs, wider grids — rare), one values.batchUpdate (header additions and row updates), one
- * values.append per tab with new rows (split past 2 MB). Requests wait for a sliding-window budget
+ * (new tabs, wider or longer grids — about one flush in ten), one values.batchUpdate
+ * (header additions, row updates and new rows; more only past 2 MB). Requests wait for a sliding-window budget
  * of `writeRequestsPerMinute` / `readRequestsPerMinute` (default 60 each, Google's per-user quota),
  * shared by the destinations using the same credential in the process. A 429 becomes a
  * RetryableError whose `retryAfterMs` reaches into the next minute; googleapis' own retries are off.

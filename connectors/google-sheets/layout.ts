@@ -34,9 +34,17 @@ export interface TabState {
   ids: Set<string> | undefined;
   /** Events: a re-send asked for `ids`; every flush of this tab checks against them from then on. */
   wantIds: boolean;
+  /**
+   * Rows given to records by writes whose answer has not come (lost, timed out, failed): the
+   * record is written to the same row when it comes again, and its key leaves once a write of it
+   * succeeds or a read finds it there (plan.ts).
+   */
+  assigned: Map<string, number>;
+  /** Made empty by this writer (a spreadsheet it created): nothing is below the header, whatever the grid's size. */
+  blank?: boolean;
 }
 
-export const newTabState = (kind: RecordKind): TabState => ({ kind, header: undefined, endRow: undefined, checkFrom: undefined, index: undefined, ids: undefined, wantIds: false });
+export const newTabState = (kind: RecordKind): TabState => ({ kind, header: undefined, endRow: undefined, checkFrom: undefined, index: undefined, ids: undefined, wantIds: false, assigned: new Map() });
 
 /** The spreadsheet's tabs; names compare case-insensitively, as in Sheets. */
 export class Layout {

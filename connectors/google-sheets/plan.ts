@@ -10,23 +10,29 @@ import { eventPatch, newRow, rowUpdate, upsertPatch, wantedColumns, type RowValu
 /** One tab's share of a batch. */
 export type Target = { kind: 'event'; title: string; records: TrackedRecord[] } | { kind: 'user' | 'session'; title: string; changes: MergedChange[] };
 
-export interface TabAppend {
+/** A new row at the row the writer chose for it: an event's `_id`, or a user's or session's key. */
+export interface RowWrite {
+  key: string;
+  row: number;
+  values: RowValues;
+}
+
+/** One tab's new rows, each at its own row (see planFlush). */
+export interface TabRows {
   title: string;
   state: TabState;
-  /** Columns the table spans: values.append looks for the table in A..width. */
-  width: number;
-  rows: RowValues[];
-  /** Users and sessions: the key of each row, to index the rows values.append answers. */
-  keys: string[] | undefined;
+  writes: RowWrite[];
 }
 
 /** Every request one flush needs, decided before the first is sent. */
 export interface Plan {
-  newTabs: Array<{ title: string; state: TabState; header: string[] }>;
+  newTabs: Array<{ title: string; state: TabState; header: string[]; rowCount: number }>;
   widen: Array<{ grid: TabGrid; columns: number }>;
-  /** Header additions and existing rows' changes: one values.batchUpdate. */
+  /** Rows added at the end of a grid (appendDimension) before new rows are written there. */
+  lengthen: Array<{ grid: TabGrid; rows: number }>;
+  /** Header additions and existing rows' changes: with `rows`, one values.batchUpdate. */
   values: ValueRange[];
-  appends: TabAppend[];
+  rows: TabRows[];
   /** Cells the grid grows by (new tabs, new columns, new rows): checked against the capacity. */
   growth: number;
   /** The part of `growth` due to events tabs: what a new spreadsheet can take when this one is full. */
@@ -37,6 +43,15 @@ export interface Plan {
 
 /** A new tab: header row plus the one blank row a frozen header needs. */
 export const NEW_TAB_ROWS = 2;
+
+/**
+ * Blank rows a grid is lengthened by beyond what a flush writes: ten flushes like this one, at
+ * least 1 000 (what Google gives a new sheet) and at most 50 000, so that about one flush in ten
+ * needs a spreadsheets.batchUpdate (a write request of the per-minute quota) besides its values.
+ * These cells count toward the 10 M limit as any; near it, a grid grows by what it needs alone
+ * (prepare.ts).
+ */
+export const rowsAhead = (written: number): number => Math.min(50_000, Math.max(1000, 10 * written));
 
 export interface PlanTab {
   target: Target;
@@ -51,11 +66,17 @@ export interface PlanTab {
 /**
  * Lays a batch out on its tabs: the header each tab needs (existing columns stay where they are,
  * new ones go to the right), the grid it needs (appendDimension before writing past it), each
- * existing user's or session's row update (only the supplied cells, `''` to clear), and the rows
- * to append (events not found already written; users and sessions without a row yet).
+ * existing user's or session's row update (only the supplied cells, `''` to clear), and the new
+ * rows (events not found already written; users and sessions without a row yet).
+ *
+ * The writer chooses each new row's place: after the tab's last row with data and the rows it
+ * gave records before. A record written before by a call whose answer never came keeps the row it
+ * was given (TabState.assigned), so writing it again writes the same cells, and the first call,
+ * should Google apply it later, writes them too: nothing is doubled whatever the timing, which an
+ * append (rows go wherever the table ends when Google applies the call) could not promise.
  */
-export function planFlush(tabs: PlanTab[]): Plan {
-  const plan: Plan = { newTabs: [], widen: [], values: [], appends: [], growth: 0, eventGrowth: 0, headers: new Map() };
+export function planFlush(tabs: PlanTab[], ahead = true): Plan {
+  const plan: Plan = { newTabs: [], widen: [], lengthen: [], values: [], rows: [], growth: 0, eventGrowth: 0, headers: new Map() };
   for (const { target, state, grid, reading, seed } of tabs) {
     const growthBefore = plan.growth;
     const sources = target.kind === 'event' ? target.records : target.changes;
@@ -66,7 +87,8 @@ export function planFlush(tabs: PlanTab[]): Plan {
     plan.headers.set(state, header);
     const cols = columnsOf(header);
     if (!grid) {
-      plan.newTabs.push({ title: target.title, state, header });
+      // Its rows are added below, with the new rows that need them.
+      plan.newTabs.push({ title: target.title, state, header, rowCount: NEW_TAB_ROWS });
       plan.growth += NEW_TAB_ROWS * header.length;
     } else if (header.length > grid.columnCount) {
       const columns = header.length - grid.columnCount;
@@ -77,10 +99,9 @@ export function planFlush(tabs: PlanTab[]): Plan {
       const { from, names } = change.added;
       plan.values.push({ range: rowRange(target.title, 1, from, from + names.length - 1), majorDimension: 'ROWS', values: [names] });
     }
-    const rows: RowValues[] = [];
-    const keys: string[] = [];
+    const fresh: Array<{ key: string; values: RowValues }> = [];
     if (target.kind === 'event') {
-      for (const r of target.records) if (!reading?.found.has(r.id)) rows.push(newRow(eventPatch(r, cols)));
+      for (const r of target.records) if (!reading?.found.has(r.id)) fresh.push({ key: r.id, values: newRow(eventPatch(r, cols)) });
     } else {
       for (const c of target.changes) {
         const patch = upsertPatch(target.kind, c, cols);
@@ -88,18 +109,33 @@ export function planFlush(tabs: PlanTab[]): Plan {
         if (row !== undefined) {
           const update = rowUpdate(target.title, row, patch);
           if (update) plan.values.push(update);
-        } else {
-          rows.push(newRow(patch));
-          keys.push(c.key);
-        }
+        } else fresh.push({ key: c.key, values: newRow(patch) });
       }
     }
-    if (rows.length > 0) {
-      const width = Math.max(header.length, grid?.columnCount ?? 0);
-      plan.appends.push({ title: target.title, state, width: header.length, rows, keys: target.kind === 'event' ? undefined : keys });
-      plan.growth += rows.length * width;
+    if (fresh.length > 0) {
+      const writes = placeRows(state, grid ? (state.endRow ?? 1) : 1, fresh);
+      plan.rows.push({ title: target.title, state, writes });
+      const needed = Math.max(...writes.map((w) => w.row));
+      const rowCount = grid?.rowCount ?? NEW_TAB_ROWS;
+      if (needed > rowCount) {
+        const added = needed - rowCount + (ahead ? rowsAhead(writes.length) : 0);
+        const width = Math.max(header.length, grid?.columnCount ?? 0);
+        if (grid) plan.lengthen.push({ grid, rows: added });
+        else plan.newTabs[plan.newTabs.length - 1]!.rowCount += added;
+        plan.growth += added * width;
+      }
     }
     if (target.kind === 'event') plan.eventGrowth += plan.growth - growthBefore;
   }
   return plan;
+}
+
+/**
+ * Each new row's place: the row an earlier attempt gave the same record, else the next after the
+ * tab's data (`endRow`) and every row given before.
+ */
+function placeRows(state: TabState, endRow: number, fresh: ReadonlyArray<{ key: string; values: RowValues }>): RowWrite[] {
+  let next = endRow;
+  for (const row of state.assigned.values()) next = Math.max(next, row);
+  return fresh.map(({ key, values }) => ({ key, values, row: state.assigned.get(key) ?? ++next }));
 }

@@ -96,10 +96,11 @@ async function readPredecessor(room: Room, book: Book, tabs: PlanTab[], signal: 
  * with `whenFull: pause`, or one events moved on to that has no room either. Warnings are logged
  * on crossing 80 % and 90 %.
  */
-export async function makeRoom(room: Room, p: Prepared, signal: AbortSignal, mayMove = true): Promise<Prepared[]> {
-  const { book, plan } = p;
+export async function makeRoom(room: Room, prepared: Prepared, signal: AbortSignal, mayMove = true): Promise<Prepared[]> {
   const max = room.settings.maxCells;
-  const cells = book.layout!.totalCells;
+  const cells = prepared.book.layout!.totalCells;
+  const p = { ...prepared, plan: fitting(prepared.tabs, prepared.plan, cells, max) };
+  const { book, plan } = p;
   const full = { spreadsheetId: book.id, cells, growth: plan.growth, settings: room.settings };
   if (!wouldPass(cells, plan.growth, max)) {
     book.warnedAt = warnFilling(room.logger, book.id, cells + plan.growth, max, book.warnedAt);
@@ -109,7 +110,7 @@ export async function makeRoom(room: Room, p: Prepared, signal: AbortSignal, may
   // Events that no spreadsheet could take within maxCells: moving on would only leave empty spreadsheets behind.
   if (plan.eventGrowth > max) throw fullError('batch', { ...full, growth: plan.eventGrowth });
   const rest = p.tabs.filter((t) => t.target.kind !== 'event');
-  const restPlan = planFlush(rest);
+  const restPlan = fitting(rest, planFlush(rest), cells, max);
   if (wouldPass(cells, restPlan.growth, max)) throw fullError('upserts', { ...full, growth: restPlan.growth });
   const out: Prepared[] = [];
   if (rest.length > 0) {
@@ -121,6 +122,11 @@ export async function makeRoom(room: Room, p: Prepared, signal: AbortSignal, may
   // Read and planned like any spreadsheet: what an earlier attempt wrote in the full one is found there.
   out.push(...(await makeRoom(room, await prepare(room, next, eventTabs.map((t) => t.target), signal), signal, false)));
   return out;
+}
+
+/** The plan, or when its blank rows ahead (plan.ts `rowsAhead`) would take it past `max`, the same plan with none. */
+function fitting(tabs: PlanTab[], plan: Plan, cells: number, max: number): Plan {
+  return wouldPass(cells, plan.growth, max) ? planFlush(tabs, false) : plan;
 }
 
 /**
@@ -144,6 +150,8 @@ async function moveOn(room: Room, full: Book, tabs: Array<{ title: string; colum
     if (!created.spreadsheetId) throw new Error('spreadsheets.create answered without a spreadsheetId');
     next = room.book(created.spreadsheetId);
     next.layout = Layout.from(created);
+    // Its tabs are empty: new rows go right under the header the flush writes.
+    for (const t of tabs) next.state(t.title, 'event').blank = true;
     room.logger.warn({ spreadsheetId: full.id, eventsSpreadsheetId: next.id, url: spreadsheetUrl(next.id) }, `google-sheets: spreadsheet ${full.id} is full; created ${next.id} (${spreadsheetUrl(next.id)}) for events, recording it in ${room.home.id}`);
   }
   const entry: Continuation = { spreadsheetId: next.id, title: next.layout!.title, createdAt: new Date(room.now()).toISOString() };

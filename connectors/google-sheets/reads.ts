@@ -47,7 +47,8 @@ const text = (v: CellValue | undefined) => (v === undefined ? '' : String(v));
  * What to read of a tab's key column (`_id` for events, `_uid` / `_sid` otherwise) given a header:
  * - events the writer has not looked at since it opened: the last `tailRows` rows, where a batch
  *   written before a crash would be;
- * - after a flush that failed: the rows after `checkFrom`;
+ * - every flush: the rows after the last known one (after `checkFrom` when a flush failed), where
+ *   the writer is about to put new rows;
  * - users and sessions: the whole key column to build the index, else the indexed rows of this
  *   flush's keys, to check that nobody moved them.
  * State changes only once the cells are read, so a failed read leaves the cache as it was.
@@ -99,8 +100,11 @@ function probes(view: TabView, header: readonly string[], reading: TabReading, t
       });
       return out;
     }
-    if (state.endRow === undefined) tail(grid.rowCount - tailRows + 1, onKey, () => (state.endRow ??= col === undefined ? grid.rowCount : 1));
-    else if (state.checkFrom !== undefined) tail(state.checkFrom + 1, onKey);
+    // A tab without our key column may hold anything: new rows go below all of it, unless this writer made it empty.
+    if (state.endRow === undefined) tail(grid.rowCount - tailRows + 1, onKey, () => (state.endRow ??= col === undefined && !state.blank ? grid.rowCount : 1));
+    // The rows past the last known one, every flush: the writer places new rows itself (plan.ts),
+    // so it must see what a failed flush left there, and any row put there since, before it writes.
+    else tail(Math.min(state.checkFrom ?? state.endRow, state.endRow) + 1, onKey);
     return out;
   }
   if (rebuild || state.index === undefined) {
@@ -125,7 +129,8 @@ function probes(view: TabView, header: readonly string[], reading: TabReading, t
         }),
     });
   }
-  if (state.checkFrom !== undefined) tail(state.checkFrom + 1, (key, row) => void (index.has(key) || index.set(key, row)));
+  // As for events: what a failed flush left past the last known row, and any row put there since.
+  tail(Math.min(state.checkFrom ?? state.endRow ?? 1, state.endRow ?? 1) + 1, (key, row) => void (index.has(key) || index.set(key, row)));
   return out;
 }
 

@@ -7,7 +7,7 @@ import { cellValue, fitCell } from './values';
 
 /** Column number → what to write there; `''` clears the cell. */
 export type RowPatch = Map<number, CellValue>;
-/** A row for values.append or a row range: `null` leaves a cell alone. */
+/** A row of a range written with values.batchUpdate: `null` leaves a cell alone. */
 export type RowValues = Array<CellValue | null>;
 
 /**
@@ -64,7 +64,7 @@ export function upsertPatch(kind: UpsertKind, change: MergedChange, cols: Readon
   return patch;
 }
 
-/** A new row for values.append, from column A; nothing to clear in a new row. */
+/** A new row, from column A; nothing to clear in a new row. */
 export function newRow(patch: RowPatch): RowValues {
   const width = Math.max(0, ...patch.keys());
   const row: RowValues = new Array<CellValue | null>(width).fill(null);

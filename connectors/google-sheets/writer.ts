@@ -3,20 +3,20 @@ import { ConnectorError, RetryableError } from '../errors';
 import { missingKeyError } from '../shared/batch-records';
 import { guardWrite, writeStopped } from '../shared/write-guard';
 import type { DestinationContext, DestinationDetails, DestinationWriter, RecordOutcome, TestReport, WriteOptions } from '../types';
-import { rowsOf, tableRange } from './a1';
+import { rowsRange } from './a1';
 import { resolveAuth } from './auth';
 import { Book } from './book';
 import { budgetsFor, type Budgets } from './budget';
 import type { SheetsCapacity } from './capacity';
-import { SheetsClient, type StructureRequest } from './client';
+import { SheetsClient, type StructureRequest, type ValueRange } from './client';
 import { resolveSettings, type GoogleSheetsSettings, type ResolvedSettings } from './config';
 import { continuationsOf, type Continuation } from './continuation';
 import { LAYOUT_CHANGED, toConnectorError } from './google-errors';
 import { Layout, newTabState } from './layout';
 import { eventsTabFor, partition } from './partition';
-import { NEW_TAB_ROWS, type Plan, type TabAppend, type Target } from './plan';
+import type { Plan, Target } from './plan';
 import { makeRoom, prepare, type Prepared, type Room } from './prepare';
-import { chunkRows } from './rows';
+import { MAX_REQUEST_BYTES } from './rows';
 import { spreadsheetUrl } from './spreadsheet-file';
 import { resolveSpreadsheet } from './spreadsheet-source';
 
@@ -232,33 +232,51 @@ export class SheetsWriter implements DestinationWriter {
     return writes;
   }
 
-  /** A plan's writes: new tabs and wider grids, then header and row updates, then appends. */
+  /**
+   * A plan's writes: new tabs, wider and longer grids (one spreadsheets.batchUpdate), then header
+   * additions, row updates and new rows, each new row at the row the plan gave it (one
+   * values.batchUpdate, more only past 2 MB). The rows given are recorded before the values are
+   * sent, so that a write whose answer never comes is written to the same cells when it comes again.
+   */
   private async commit({ book, tabs, plan }: Prepared, signal: AbortSignal): Promise<number> {
     const id = book.id;
     const layout = book.layout!;
     this.current = id;
     let writes = 0;
-    if (plan.newTabs.length > 0 || plan.widen.length > 0) writes += await this.structure(id, layout, plan, signal);
-    if (plan.values.length > 0) {
-      await this.client.batchUpdateValues(id, plan.values, signal);
+    if (plan.newTabs.length > 0 || plan.widen.length > 0 || plan.lengthen.length > 0) writes += await this.structure(id, layout, plan, signal);
+    for (const t of plan.rows) {
+      t.state.checkFrom ??= t.state.endRow ?? 1;
+      for (const w of t.writes) t.state.assigned.set(w.key, w.row);
+    }
+    for (const data of valueRequests(plan)) {
+      await this.client.batchUpdateValues(id, data, signal);
       writes++;
     }
     for (const [state, header] of plan.headers) state.header = header;
-    for (const a of plan.appends) a.state.checkFrom ??= a.state.endRow ?? 1;
-    for (const a of plan.appends) writes += await this.append(id, layout, a, signal);
+    for (const t of plan.rows) {
+      for (const w of t.writes) {
+        t.state.assigned.delete(w.key);
+        t.state.endRow = Math.max(t.state.endRow ?? 1, w.row);
+        if (t.state.kind !== 'event') t.state.index?.set(w.key, w.row);
+      }
+    }
     for (const t of tabs) {
       t.state.checkFrom = undefined;
-      // Every event of the flush is in the tab now: appended, or found there.
+      // Found in the tab by this flush's read: written by an earlier attempt, at the row it was given.
+      for (const key of t.reading?.found ?? []) t.state.assigned.delete(key);
+      // Every event of the flush is in the tab now: written, or found there.
       if (t.state.ids && t.target.kind === 'event') for (const r of t.target.records) t.state.ids.add(r.id);
     }
     return writes;
   }
 
-  /** New tabs (header row frozen) and wider grids, in one spreadsheets.batchUpdate before any value is written there. */
+  /** New tabs (header row frozen), wider and longer grids, in one spreadsheets.batchUpdate before any value is written there. */
   private async structure(id: string, layout: Layout, plan: Plan, signal: AbortSignal): Promise<number> {
     const requests: StructureRequest[] = [
-      ...plan.newTabs.map((t) => ({ addSheet: { properties: { title: t.title, gridProperties: { rowCount: NEW_TAB_ROWS, columnCount: t.header.length, frozenRowCount: 1 } } } })),
+      ...plan.newTabs.map((t) => ({ addSheet: { properties: { title: t.title, gridProperties: { rowCount: t.rowCount, columnCount: t.header.length, frozenRowCount: 1 } } } })),
       ...plan.widen.map((w) => ({ appendDimension: { sheetId: w.grid.sheetId, dimension: 'COLUMNS', length: w.columns } })),
+      // Adding rows is the one grid change that a call Google applies late cannot turn into a loss.
+      ...plan.lengthen.map((l) => ({ appendDimension: { sheetId: l.grid.sheetId, dimension: 'ROWS', length: l.rows } })),
     ];
     const replies = await this.client.structure(id, requests, signal);
     plan.newTabs.forEach((t, i) => {
@@ -269,20 +287,41 @@ export class SheetsWriter implements DestinationWriter {
       Object.assign(t.state, newTabState(t.state.kind), { endRow: 1, index: new Map(), wantIds: t.state.wantIds, ids: t.state.wantIds ? new Set<string>() : undefined });
     });
     for (const w of plan.widen) w.grid.columnCount += w.columns;
+    for (const l of plan.lengthen) l.grid.rowCount += l.rows;
     return 1;
   }
+}
 
-  /** values.append, split only when the rows pass Google's recommended 2 MB per request. */
-  private async append(id: string, layout: Layout, a: TabAppend, signal: AbortSignal): Promise<number> {
-    let writes = 0;
-    for (const { rows, offset } of chunkRows(a.rows)) {
-      const { first, last } = rowsOf(await this.client.append(id, tableRange(a.title, a.width), rows, signal));
-      writes++;
-      a.state.endRow = Math.max(a.state.endRow ?? 1, last);
-      const grid = layout.get(a.title);
-      if (grid) grid.rowCount += rows.length;
-      a.keys?.slice(offset, offset + rows.length).forEach((key, i) => a.state.index?.set(key, first + i));
+/**
+ * The plan's values as values.batchUpdate requests: the header and row updates first, then each
+ * tab's new rows in runs of consecutive rows; a new request only past Google's recommended 2 MB.
+ */
+function valueRequests(plan: Plan): ValueRange[][] {
+  const ranges: ValueRange[] = [...plan.values];
+  for (const t of plan.rows) {
+    const sorted = [...t.writes].sort((a, b) => a.row - b.row);
+    for (let i = 0; i < sorted.length; ) {
+      let j = i + 1;
+      while (j < sorted.length && sorted[j]!.row === sorted[j - 1]!.row + 1) j++;
+      const run = sorted.slice(i, j);
+      const width = Math.max(1, ...run.map((w) => w.values.length));
+      ranges.push({ range: rowsRange(t.title, run[0]!.row, run[run.length - 1]!.row, width), majorDimension: 'ROWS', values: run.map((w) => w.values) });
+      i = j;
     }
-    return writes;
   }
+  const requests: ValueRange[][] = [];
+  let current: ValueRange[] = [];
+  let bytes = 0;
+  for (const range of ranges) {
+    const size = Buffer.byteLength(JSON.stringify(range));
+    if (current.length > 0 && bytes + size > MAX_REQUEST_BYTES) {
+      requests.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(range);
+    bytes += size;
+  }
+  if (current.length > 0) requests.push(current);
+  return requests;
 }

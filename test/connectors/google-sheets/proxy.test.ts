@@ -34,7 +34,8 @@ test('with HTTPS_PROXY set, every Sheets call goes through the proxy', async () 
   const result = await writeInChild('google-sheets', settings(`http://sheets.proxy-test.invalid:${port()}/`), [user('u1', 'pro'), event(1)], { HTTPS_PROXY: proxy.url });
   expect(result).toEqual({ outcomes: ['ok', 'ok'] });
   expect(rowsOf(fake.values(spreadsheetId, 'users'))).toMatchObject([{ _uid: 'u1', plan: 'pro' }]);
-  expect(fake.requests.length).toBeGreaterThanOrEqual(4);
+  // spreadsheets.get, values.batchGet, spreadsheets.batchUpdate (the tabs), values.batchUpdate (the rows).
+  expect(fake.requests.length).toBeGreaterThanOrEqual(3);
   expect(proxy.tunnels.length).toBeGreaterThanOrEqual(1);
   expect(new Set(proxy.tunnels)).toEqual(new Set([`sheets.proxy-test.invalid:${port()}`]));
 });

@@ -51,7 +51,7 @@ test('5 000 events a minute for 5 minutes, with faults: no row lost or doubled, 
     const batch: TrackedRecord[] = Array.from({ length: due }, (_, i) => event(h.clock, { tick, i, page: `/p/${i % 7}` }));
     if (tick % 5 === 0) batch.push(user(h.clock, `u${Math.floor(tick / 5) % 20}`, { lastTick: tick }));
     sent.push(...batch.filter((r) => r.kind === 'event').map((r) => r.id));
-    if (tick % 17 === 3) h.fake.faults.add({ kind: 'lose-response' }, { method: 'values.append' });
+    if (tick % 17 === 3) h.fake.faults.add({ kind: 'lose-response' }, { method: 'values.batchUpdate' });
     if (tick % 23 === 5) h.fake.faults.add({ kind: 'status', status: 503 });
     const before = h.clock.now();
     for (let attempt = 0; ; attempt++) {

@@ -26,10 +26,10 @@ test('one row per user; updates merge, only supplied cells are written, null cle
   ]);
   const latest = rowsOf(h.tab('users'))[0]!;
   expect(latest._id).toBe(batch[1]!.id);
-  // Repeated updates to one key are coalesced: one values.batchUpdate (header cell and row updates)
-  // and one append for the batch, after widening the grid for `country`.
+  // Repeated updates to one key are coalesced: one values.batchUpdate for the batch (header cell, row
+  // updates and the new user's row), after widening the grid for `country`.
   const writes = (from: number) => h.fake.counts((r) => h.fake.requests.indexOf(r) >= from && r.method !== 'values.batchGet' && r.method !== 'spreadsheets.get');
-  expect(writes(writesBefore)).toEqual({ 'spreadsheets.batchUpdate': 1, 'values.batchUpdate': 1, 'values.append': 1 });
+  expect(writes(writesBefore)).toEqual({ 'spreadsheets.batchUpdate': 1, 'values.batchUpdate': 1 });
 });
 
 test('sessions keep their stored _uid when an update has none; context goes to _context', async () => {
@@ -55,11 +55,11 @@ test('rows sorted or inserted by hand: the index is checked, rebuilt, and each k
   expect(h.fake.counts((r) => r.method === 'values.batchGet')['values.batchGet']).toBe(reads + 1);
 });
 
-test('a new user appended but its response lost: the retry updates that row instead of adding another', async () => {
+test('a new user written but its response lost: the retry updates that row instead of adding another', async () => {
   const w = await h.open();
   await h.write(w, [user(h.clock, 'u1', { n: 1 })]);
   const batch = [user(h.clock, 'u2', { n: 2 }), user(h.clock, 'u1', { n: 11 })];
-  h.fake.faults.add({ kind: 'lose-response' }, { method: 'values.append' });
+  h.fake.faults.add({ kind: 'lose-response' }, { method: 'values.batchUpdate' });
   await expect(h.write(w, batch)).rejects.toMatchObject({ kind: 'retryable' });
   expect(await h.write(w, batch)).toEqual([OK, OK]);
   expect(users()).toEqual([

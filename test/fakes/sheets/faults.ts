@@ -19,9 +19,11 @@ export type SheetsMethod = (typeof SHEETS_METHODS)[number];
  *   spent by someone else), or a 5xx;
  * - `hang`: never answer (until the fake closes), to exercise client timeouts;
  * - `lose-response`: apply the request, then destroy the socket, as when a response is lost on
- *   the way back: the client cannot tell whether the write landed.
+ *   the way back: the client cannot tell whether the write landed;
+ * - `apply-late`: hold the request without answering, apply it `afterMs` later, then destroy the
+ *   socket: Google completing a call its client gave up on (past its timeout) and retried meanwhile.
  */
-export type Fault = { kind: 'status'; status: 400 | 429 | 500 | 502 | 503 | 504 } | { kind: 'hang' } | { kind: 'lose-response' };
+export type Fault = { kind: 'status'; status: 400 | 429 | 500 | 502 | 503 | 504 } | { kind: 'hang' } | { kind: 'lose-response' } | { kind: 'apply-late'; afterMs: number };
 
 interface Armed {
   fault: Fault;

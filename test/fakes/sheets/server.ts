@@ -45,6 +45,8 @@ export class SheetsFake {
   readonly faults = new FaultPlan();
   readonly quota: QuotaMeter;
   readonly requests: LoggedRequest[] = [];
+  /** Requests an `apply-late` fault applied after their client gave up, in the order they landed. */
+  readonly late: LoggedRequest[] = [];
   /** Service accounts and their keys: the signers of the JWTs this API accepts. */
   readonly accounts = new ServiceAccounts();
   /** Credentials answered 403 PERMISSION_DENIED (no access to any spreadsheet: none is shared with them). */
@@ -144,6 +146,20 @@ export class SheetsFake {
       const err = injectedError(fault.status, route.method);
       entry.status = err.code;
       return send(res, err.code, err.body());
+    }
+    if (fault?.kind === 'apply-late') {
+      this.hung.add(res);
+      res.on('close', () => this.hung.delete(res));
+      await new Promise((resolve) => setTimeout(resolve, fault.afterMs));
+      try {
+        this.call(route, credential, url.searchParams, raw);
+        entry.status = -1;
+      } catch (err) {
+        entry.status = err instanceof GoogleApiError ? err.code : 500;
+      }
+      this.late.push(entry);
+      req.socket.destroy();
+      return;
     }
     let status = 200;
     let payload: unknown;
