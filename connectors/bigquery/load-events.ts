@@ -10,6 +10,7 @@ import { toConnectorError } from './errors';
 import { tablePath } from './merge-sql';
 import { timestamp } from './query-params';
 import { withTableLock } from './table-lock';
+import { eventTimeRange } from './stored-events';
 import { eventRow, prepareEventColumns, writeEvents } from './write-events';
 import type { PartResult, WriteDeps } from './write-part';
 
@@ -137,13 +138,7 @@ export async function loadEvents(deps: WriteDeps, records: readonly TrackedRecor
     throw error;
   }
 
-  let from = Infinity;
-  let to = -Infinity;
-  for (const e of events) {
-    const at = Date.parse(e.eventAt ?? e.receivedAt);
-    if (at < from) from = at;
-    if (at > to) to = at;
-  }
+  const { from, to } = eventTimeRange(events);
   const target = tablePath(deps.settings.projectId, deps.settings.dataset, table);
   const staged = tablePath(deps.settings.projectId, deps.settings.dataset, stage);
   const columns = fields.map((f) => `\`${f.name}\``).join(', ');
@@ -154,7 +149,7 @@ export async function loadEvents(deps: WriteDeps, records: readonly TrackedRecor
     `WHERE NOT EXISTS (SELECT 1 FROM ${target} AS e WHERE e.\`_event_at\` BETWEEN @from AND @to AND e.\`_id\` = s.\`_id\`);`,
     `DROP TABLE ${staged};`,
   ].join('\n');
-  await withTableLock(`${deps.settings.projectId}:${deps.settings.dataset}.${table}`, () => deps.api.query(sql, [timestamp('from', new Date(from)), timestamp('to', new Date(to))], signal, `append of a loaded chunk to ${table}`), signal);
+  await withTableLock(`${deps.settings.projectId}:${deps.settings.dataset}.${table}`, () => deps.api.query(sql, [timestamp('from', from), timestamp('to', to)], signal, `append of a loaded chunk to ${table}`), signal);
   const outcomes = new Map<string, RecordOutcome>(events.map((e) => [e.id, { status: 'ok' }]));
   return { outcomes };
 }

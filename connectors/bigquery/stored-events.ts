@@ -14,8 +14,8 @@ import { stringArray, timestamp } from './query-params';
  * columns of those partitions and is billed at least 10 MB. It runs only for re-sends, never on
  * the common path.
  */
-export async function storedEventIds(deps: WriteDeps, table: string, events: readonly TrackedRecord[], signal: AbortSignal): Promise<Set<string>> {
-  if (events.length === 0) return new Set();
+/** The first and last `_event_at` of some events, for a look-up that reads only those days' partitions. */
+export function eventTimeRange(events: readonly TrackedRecord[]): { from: Date; to: Date } {
   let from = Infinity;
   let to = -Infinity;
   for (const e of events) {
@@ -23,9 +23,15 @@ export async function storedEventIds(deps: WriteDeps, table: string, events: rea
     if (at < from) from = at;
     if (at > to) to = at;
   }
+  return { from: new Date(from), to: new Date(to) };
+}
+
+export async function storedEventIds(deps: WriteDeps, table: string, events: readonly TrackedRecord[], signal: AbortSignal): Promise<Set<string>> {
+  if (events.length === 0) return new Set();
+  const { from, to } = eventTimeRange(events);
   const path = tablePath(deps.settings.projectId, deps.settings.dataset, table);
   const sql = `SELECT t.\`_id\` AS k FROM ${path} AS t WHERE t.\`_event_at\` BETWEEN @from AND @to AND t.\`_id\` IN UNNEST(@ids)`;
-  const params = [timestamp('from', new Date(from)), timestamp('to', new Date(to)), stringArray('ids', events.map((e) => e.id))];
+  const params = [timestamp('from', from), timestamp('to', to), stringArray('ids', events.map((e) => e.id))];
   const rows = await deps.api.query(sql, params, signal, 'look-up of events that may be stored already');
   return new Set(rows.map((r) => String(r.k)));
 }

@@ -7,6 +7,7 @@ import { planColumns } from './columns';
 import { mergeLayout, mergeRow } from './merge-rows';
 import { mergeSql, readStoredSql, tablePath } from './merge-sql';
 import { stringArray, structArray } from './query-params';
+import { chunkBySize } from '../shared/chunk-by-size';
 import { withTableLock } from './table-lock';
 import type { PartResult, WriteDeps } from './write-part';
 import { parseExactJson } from '../../src/core/records/exact-json';
@@ -25,25 +26,6 @@ async function readStored(deps: WriteDeps, kind: UpsertKind, path: string, keys:
     if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) stored.set(String(row.k), Object.assign(Object.create(null) as Properties, parsed));
   }
   return stored;
-}
-
-/** Splits rows so that each MERGE's parameter stays under the request limit. */
-function chunksBySize<T>(rows: readonly T[], size: (row: T) => number): T[][] {
-  const chunks: T[][] = [];
-  let current: T[] = [];
-  let bytes = 0;
-  for (const row of rows) {
-    const n = size(row);
-    if (current.length > 0 && bytes + n > MAX_PARAM_BYTES) {
-      chunks.push(current);
-      current = [];
-      bytes = 0;
-    }
-    current.push(row);
-    bytes += n;
-  }
-  if (current.length > 0) chunks.push(current);
-  return chunks;
 }
 
 /**
@@ -74,7 +56,7 @@ export async function writeUpserts(deps: WriteDeps, kind: UpsertKind, records: r
     const sql = mergeSql(path, KEY_COLUMN[kind], layout.columns);
     const types = layout.columns.map((c) => c.type);
     // Each cell travels as `{"value":…}`: its JSON text plus 11 bytes.
-    for (const chunk of chunksBySize(rows, (r) => r.reduce((n, c) => n + Buffer.byteLength(JSON.stringify(c)) + 12, 16))) {
+    for (const chunk of chunkBySize(rows, MAX_PARAM_BYTES, (r) => r.reduce((n, c) => n + Buffer.byteLength(JSON.stringify(c)) + 12, 16))) {
       await deps.api.query(sql, [structArray('rows', types, chunk)], signal, `MERGE into ${table}`);
     }
   }, signal);

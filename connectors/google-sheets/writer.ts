@@ -16,6 +16,7 @@ import { Layout, newTabState } from './layout';
 import { eventsTabFor, partition } from './partition';
 import type { Plan, Target } from './plan';
 import { makeRoom, prepare, type Prepared, type Room } from './prepare';
+import { chunkBySize } from '../shared/chunk-by-size';
 import { MAX_REQUEST_BYTES } from './rows';
 import { spreadsheetUrl } from './spreadsheet-file';
 import { resolveSpreadsheet } from './spreadsheet-source';
@@ -309,19 +310,5 @@ function valueRequests(plan: Plan): ValueRange[][] {
       i = j;
     }
   }
-  const requests: ValueRange[][] = [];
-  let current: ValueRange[] = [];
-  let bytes = 0;
-  for (const range of ranges) {
-    const size = Buffer.byteLength(JSON.stringify(range));
-    if (current.length > 0 && bytes + size > MAX_REQUEST_BYTES) {
-      requests.push(current);
-      current = [];
-      bytes = 0;
-    }
-    current.push(range);
-    bytes += size;
-  }
-  if (current.length > 0) requests.push(current);
-  return requests;
+  return chunkBySize(ranges, MAX_REQUEST_BYTES, (range) => Buffer.byteLength(JSON.stringify(range)));
 }

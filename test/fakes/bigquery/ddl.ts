@@ -50,15 +50,9 @@ export function parseAlterColumns(sql: string): AlterColumns {
     return false;
   };
   const name = (): string[] => {
-    const parts: string[] = [];
-    for (;;) {
-      const t = tokens[i++];
-      if (t?.kind === 'quoted') parts.push(...t.value!.split('.'));
-      else if (t?.kind === 'word') parts.push(t.text);
-      else throw invalidQuery(`Syntax error: Unexpected ${t?.text ?? 'end of input'}`);
-      if (peek()?.text !== '.') return parts;
-      i++;
-    }
+    const read = readName(tokens, i);
+    i = read.next;
+    return read.parts;
   };
   expect('ALTER', 'TABLE');
   const ifTableExists = optional('IF', 'EXISTS');
@@ -113,15 +107,21 @@ export function parseDropTable(sql: string): DropTable {
   let i = 2;
   const ifExists = word(tokens[2]) === 'IF' && word(tokens[3]) === 'EXISTS';
   if (ifExists) i = 4;
+  const { parts, next } = readName(tokens, i);
+  if (next < tokens.length) throw invalidQuery(`Syntax error: Unexpected ${tokens[next]!.text}`);
+  return { table: parts, ifExists };
+}
+
+/** A dotted name from token `i` (a backticked part may hold dots itself): its parts, and the index after it. */
+function readName(tokens: readonly Token[], start: number): { parts: string[]; next: number } {
   const parts: string[] = [];
+  let i = start;
   for (;;) {
     const t = tokens[i++];
     if (t?.kind === 'quoted') parts.push(...t.value!.split('.'));
     else if (t?.kind === 'word') parts.push(t.text);
     else throw invalidQuery(`Syntax error: Unexpected ${t?.text ?? 'end of input'}`);
-    if (tokens[i]?.text !== '.') break;
+    if (tokens[i]?.text !== '.') return { parts, next: i };
     i++;
   }
-  if (i < tokens.length) throw invalidQuery(`Syntax error: Unexpected ${tokens[i]!.text}`);
-  return { table: parts, ifExists };
 }

@@ -1,4 +1,4 @@
-import type { DuckDBAppender } from '@duckdb/node-api';
+import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import type { Catalog, FakeTable } from './catalog';
 import { schemaOf } from './engine';
 import { FakeApiError, invalid } from './errors';
@@ -64,7 +64,20 @@ export function convertRow(table: FakeTable, json: unknown, ignoreUnknown: boole
   return errors.length > 0 ? errors : cells;
 }
 
-export function appendCell(appender: DuckDBAppender, field: FakeField, cell: Cell): void {
+/** Appends validated rows to the table's storage, on a connection the caller holds. */
+export async function appendRows(conn: DuckDBConnection, table: FakeTable, rows: readonly Cell[][]): Promise<void> {
+  const appender = await conn.createAppender(table.tableId, schemaOf(table.projectId, table.datasetId));
+  try {
+    for (const cells of rows) {
+      cells.forEach((cell, i) => appendCell(appender, table.fields[i]!, cell));
+      appender.endRow();
+    }
+  } finally {
+    appender.closeSync();
+  }
+}
+
+function appendCell(appender: DuckDBAppender, field: FakeField, cell: Cell): void {
   if (cell === null) appender.appendNull();
   else if (field.type === 'INTEGER') appender.appendBigInt(cell as bigint);
   else if (field.type === 'FLOAT') appender.appendDouble(cell as number);
@@ -111,17 +124,7 @@ export async function insertAll(catalog: Catalog, path: { projectId: string; dat
     fresh.push(c);
   });
   if (fresh.length > 0) {
-    await catalog.engine.use(async (conn) => {
-      const appender = await conn.createAppender(table.tableId, schemaOf(table.projectId, table.datasetId));
-      try {
-        for (const cells of fresh) {
-          cells.forEach((cell, i) => appendCell(appender, table.fields[i]!, cell));
-          appender.endRow();
-        }
-      } finally {
-        appender.closeSync();
-      }
-    });
+    await catalog.engine.use((conn) => appendRows(conn, table, fresh));
     stats.rowsInserted += fresh.length;
     table.lastStreamedAt = now;
   }

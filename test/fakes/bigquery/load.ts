@@ -1,9 +1,8 @@
-import type { DuckDBAppender } from '@duckdb/node-api';
 import { parseExactJson } from '../../../src/core/records/exact-json';
 import type { Catalog, FakeTable } from './catalog';
-import { schemaOf, tableRef } from './engine';
+import { tableRef } from './engine';
 import { FakeApiError, invalid, notFound } from './errors';
-import { appendCell, convertRow, isRowErrors, type RowError } from './insert-all';
+import { appendRows, convertRow, isRowErrors, type RowError } from './insert-all';
 import type { Cell } from './values';
 
 /**
@@ -144,15 +143,7 @@ export async function runLoad(catalog: Catalog, table: FakeTable, config: LoadJo
     await conn.run('BEGIN TRANSACTION');
     try {
       if (write === 'WRITE_TRUNCATE') await conn.run(`DELETE FROM ${ref}`);
-      const appender: DuckDBAppender = await conn.createAppender(table.tableId, schemaOf(table.projectId, table.datasetId));
-      try {
-        for (const cells of rows) {
-          cells.forEach((cell, i) => appendCell(appender, table.fields[i]!, cell));
-          appender.endRow();
-        }
-      } finally {
-        appender.closeSync();
-      }
+      await appendRows(conn, table, rows);
       await conn.run('COMMIT');
     } catch (err) {
       await conn.run('ROLLBACK').catch(() => undefined);
