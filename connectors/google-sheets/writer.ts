@@ -263,8 +263,10 @@ export class SheetsWriter implements DestinationWriter {
     }
     for (const t of tabs) {
       t.state.checkFrom = undefined;
-      // Found in the tab by this flush's read: written by an earlier attempt, at the row it was given.
+      // Found in the tab by this flush's read (an event), or indexed there (a user or session, whose
+      // row this flush updated): written by an earlier attempt, at the row it was given.
       for (const key of t.reading?.found ?? []) t.state.assigned.delete(key);
+      if (t.target.kind !== 'event') for (const c of t.target.changes) if (t.state.index?.has(c.key)) t.state.assigned.delete(c.key);
       // Every event of the flush is in the tab now: written, or found there.
       if (t.state.ids && t.target.kind === 'event') for (const r of t.target.records) t.state.ids.add(r.id);
     }
