@@ -106,6 +106,13 @@ type Lane = 'live' | 'history';
 export const HISTORY_BATCH_RECORDS = 250;
 
 /**
+ * Characters of record JSON a history batch holds at most, whatever its records' count: 20 000
+ * webhook payloads of tens of KB each would otherwise be gigabytes in the worker. Typical events
+ * (hundreds of bytes) fill a batch of 20 000 long before this.
+ */
+export const HISTORY_BATCH_CHARS = 32 * 1024 * 1024;
+
+/**
  * A large history batch (a connector's `historyBatchRecords`) is decoded this many records at a
  * time, with a turn of the event loop between: in one process with the API, 10 000 records decoded
  * at once would hold every request for tens of milliseconds.
@@ -134,6 +141,19 @@ interface Entry {
 /** A record read for a batch; one from the disk spool never ends a stream entry. */
 function toEntry({ id, json }: { id: string; json: string }, endsEntry: boolean): Entry {
   return { id, record: parseExactJson(json) as TrackedRecord, attempts: 0, endsEntry };
+}
+
+/**
+ * The first records whose JSON stays within `max` characters (one at least). Cutting inside a
+ * stream entry is safe: the last record kept says whether its entry ends (confirm keeps the rest).
+ */
+export function withinChars(records: readonly StreamRecord[], max: number): readonly StreamRecord[] {
+  let chars = 0;
+  for (let i = 0; i < records.length; i++) {
+    chars += records[i]!.json.length;
+    if (i > 0 && chars > max) return records.slice(0, i);
+  }
+  return records;
 }
 
 /** Decodes records `DECODE_SLICE` at a time, yielding the event loop between slices. */
@@ -333,7 +353,7 @@ export class DeliveryLoop {
       if (gathered === 'idle') {
         const limit = this.opts.historyBatchRecords ?? Math.min(maxRecords, HISTORY_BATCH_RECORDS);
         const { records } = await this.readPages(this.historyCursor, limit, this.keys.history);
-        return { lane: 'history', batch: await decodeInSlices(records) };
+        return { lane: 'history', batch: await decodeInSlices(withinChars(records, HISTORY_BATCH_CHARS)) };
       }
       return { lane: 'live', batch: gathered.map((r) => toEntry(r, r.endsEntry)) };
     }

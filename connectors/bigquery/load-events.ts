@@ -43,6 +43,12 @@ const STAGE_TTL_MS = 24 * 3_600_000;
 /** jobs.get while a load runs: after a second (a load of 20 000 rows takes one to a few), then less often. */
 const POLL_MS = [1000, 1000, 2000, 4000];
 
+/**
+ * Rows of one load at most (as JSON lines): the worker holds them as one buffer, so a chunk of wide
+ * payloads goes as several loads. BigQuery takes far more per load (a JSON row up to 100 MB).
+ */
+export const MAX_LOAD_BYTES = 64 * 1024 * 1024;
+
 /** Mapping events to rows takes the event loop this many at a time, so that live requests beside it wait little. */
 const SLICE = 500;
 
@@ -101,48 +107,85 @@ function loadFailure(job: JobStatus, stage: string): ConnectorError {
   return toConnectorError(shape, `load job into ${stage}`);
 }
 
+/** Rows of one load, mapped for the stage: their JSON lines, and the columns they fill. */
+interface LoadGroup {
+  events: TrackedRecord[];
+  lines: string[];
+  touched: Set<string>;
+  bytes: number;
+}
+
+const newGroup = (): LoadGroup => ({ events: [], lines: [], touched: new Set(), bytes: 0 });
+
 /**
- * Events of a history batch, loaded (see above). Outcomes as writeEvents gives them; a whole
- * request that failed leaves the chunk unsettled, to be written again.
+ * Events of a history batch, loaded (see above), in loads of at most `maxLoadBytes` of rows: a
+ * chunk of wide webhook payloads (tens of KB each) is several loads, each with its own stage and
+ * statement, rather than one string of a gigabyte in the worker. Outcomes as writeEvents gives
+ * them; a whole request that failed leaves the chunk unsettled, to be written again (the loads
+ * already appended insert nothing twice).
  */
-export async function loadEvents(deps: WriteDeps, records: readonly TrackedRecord[], signal: AbortSignal): Promise<PartResult> {
+export async function loadEvents(deps: WriteDeps, records: readonly TrackedRecord[], signal: AbortSignal, maxLoadBytes = MAX_LOAD_BYTES): Promise<PartResult> {
   const events = uniqueById(records);
   const { state, plan } = await prepareEventColumns(deps, events, signal);
-  const touched = new Set<string>();
-  const lines: string[] = [];
+  const outcomes = new Map<string, RecordOutcome>();
+  let group = newGroup();
   for (let i = 0; i < events.length; i += SLICE) {
     for (const record of events.slice(i, i + SLICE)) {
       const { json } = eventRow(record, plan.columns).row;
       for (const name of Object.keys(json)) {
-        touched.add(name);
+        group.touched.add(name);
         json[name] = stageValue(json[name]);
       }
-      lines.push(JSON.stringify(json));
+      const line = JSON.stringify(json);
+      const bytes = Buffer.byteLength(line) + 1;
+      if (group.events.length > 0 && group.bytes + bytes > maxLoadBytes) {
+        const failed = await loadGroup(deps, state.fields, group, outcomes, signal);
+        if (failed) return failed;
+        group = newGroup();
+        for (const name of Object.keys(json)) group.touched.add(name);
+      }
+      group.events.push(record);
+      group.lines.push(line);
+      group.bytes += bytes;
     }
     if (i + SLICE < events.length) await new Promise((resolve) => setImmediate(resolve));
   }
-  const fields = state.fields.filter((f) => touched.has(f.name));
-  const stage = stageName(events, fields);
+  if (group.events.length > 0) {
+    const failed = await loadGroup(deps, state.fields, group, outcomes, signal);
+    if (failed) return failed;
+  }
+  return { outcomes };
+}
+
+/**
+ * One load: stage, load job, statement. Settles the group's events in `outcomes`; returns a part
+ * result only when the load was refused for a value and the streaming way left something unsettled.
+ */
+async function loadGroup(deps: WriteDeps, tableFields: readonly FieldSchema[], group: LoadGroup, outcomes: Map<string, RecordOutcome>, signal: AbortSignal): Promise<PartResult | undefined> {
+  const fields = tableFields.filter((f) => group.touched.has(f.name));
+  const stage = stageName(group.events, fields);
   const table = deps.schema.tableName('event');
   try {
     await deps.api.createTable(stage, { fields: fields.map((f) => ({ name: f.name, type: stageType(f.type), mode: 'NULLABLE' })) }, signal, Date.now() + STAGE_TTL_MS);
   } catch (err) {
     if ((err as ConnectorError).details?.status !== 409) throw err;
   }
-  const created = await deps.api.loadJson(stage, Buffer.from(lines.join('\n')), { writeDisposition: 'WRITE_TRUNCATE' }, `tributary_load_${randomUUID().replace(/-/g, '')}`, signal);
+  const created = await deps.api.loadJson(stage, Buffer.from(group.lines.join('\n')), { writeDisposition: 'WRITE_TRUNCATE' }, `tributary_load_${randomUUID().replace(/-/g, '')}`, signal);
   const job = await waitForJob(deps, created, signal);
   if (job.status?.errorResult) {
     const error = loadFailure(job, stage);
+    if (error.kind !== 'permanent') throw error;
     // A value BigQuery refuses: each row settled on its own, the refused ones dead-lettered.
-    if (error.kind === 'permanent') return writeEvents(deps, records, signal, () => true);
-    throw error;
+    const streamed = await writeEvents(deps, group.events, signal, () => true);
+    for (const [id, o] of streamed.outcomes) outcomes.set(id, o);
+    return streamed.error ? { outcomes, error: streamed.error } : undefined;
   }
 
-  const { from, to } = eventTimeRange(events);
+  const { from, to } = eventTimeRange(group.events);
   const target = tablePath(deps.settings.projectId, deps.settings.dataset, table);
   const staged = tablePath(deps.settings.projectId, deps.settings.dataset, stage);
   const columns = fields.map((f) => `\`${f.name}\``).join(', ');
-  // The `_event_at` range keeps the look-up to the chunk's days (the table is partitioned by them).
+  // The `_event_at` range keeps the look-up to the group's days (the table is partitioned by them).
   const sql = [
     `INSERT INTO ${target} (${columns})`,
     `SELECT ${fields.map(castFromStage).join(', ')} FROM ${staged} AS s`,
@@ -150,6 +193,6 @@ export async function loadEvents(deps: WriteDeps, records: readonly TrackedRecor
     `DROP TABLE ${staged};`,
   ].join('\n');
   await withTableLock(`${deps.settings.projectId}:${deps.settings.dataset}.${table}`, () => deps.api.query(sql, [timestamp('from', from), timestamp('to', to)], signal, `append of a loaded chunk to ${table}`), signal);
-  const outcomes = new Map<string, RecordOutcome>(events.map((e) => [e.id, { status: 'ok' }]));
-  return { outcomes };
+  for (const e of group.events) outcomes.set(e.id, { status: 'ok' });
+  return undefined;
 }

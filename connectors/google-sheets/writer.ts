@@ -17,7 +17,7 @@ import { eventsTabFor, partition } from './partition';
 import type { Plan, Target } from './plan';
 import { makeRoom, prepare, type Prepared, type Room } from './prepare';
 import { chunkBySize } from '../shared/chunk-by-size';
-import { MAX_REQUEST_BYTES } from './rows';
+import { chunkRows, MAX_REQUEST_BYTES } from './rows';
 import { spreadsheetUrl } from './spreadsheet-file';
 import { resolveSpreadsheet } from './spreadsheet-source';
 
@@ -307,8 +307,11 @@ function valueRequests(plan: Plan): ValueRange[][] {
       let j = i + 1;
       while (j < sorted.length && sorted[j]!.row === sorted[j - 1]!.row + 1) j++;
       const run = sorted.slice(i, j);
-      const width = Math.max(1, ...run.map((w) => w.values.length));
-      ranges.push({ range: rowsRange(t.title, run[0]!.row, run[run.length - 1]!.row, width), majorDimension: 'ROWS', values: run.map((w) => w.values) });
+      // A long run is cut where its rows pass 2 MB, so that no one range outgrows a request.
+      for (const { rows, offset } of chunkRows(run.map((w) => w.values))) {
+        const width = Math.max(1, ...rows.map((r) => r.length));
+        ranges.push({ range: rowsRange(t.title, run[offset]!.row, run[offset]!.row + rows.length - 1, width), majorDimension: 'ROWS', values: rows });
+      }
       i = j;
     }
   }

@@ -1,4 +1,12 @@
-import type { TrackedRecord } from '../../../src/core/records/types';
+import { randomUUID } from 'node:crypto';
+import { BigQueryApi } from '../../../connectors/bigquery/client';
+import { resolveSettings } from '../../../connectors/bigquery/config';
+import { loadEvents } from '../../../connectors/bigquery/load-events';
+import { SchemaCache } from '../../../connectors/bigquery/schema';
+import { createLogger } from '../../../src/core/logger';
+import { bigIntsAsStrings, parseExactJson } from '../../../src/core/records/exact-json';
+import type { JsonValue, TrackedRecord } from '../../../src/core/records/types';
+import { burstDeliveries } from '../../helpers/webhook-burst';
 import { event, props, useWriterPerTest } from './helpers';
 
 // The BigQuery client's transport on Node's fetch under jest: see test/fakes/bigquery/jest-transport.ts.
@@ -91,3 +99,26 @@ test('a small history batch goes the streaming way, looked up first', async () =
   expect(bq.fake.calls['jobs.insert'] ?? 0).toBe(0);
   expect(bq.fake.calls['tabledata.insertAll']).toBe(1);
 });
+
+test('a chunk of real webhook payloads (about 240 columns, tens of KB each) goes as several loads within the load size, each appended once', async () => {
+  const records = [0, 1].flatMap((copy) =>
+    burstDeliveries(copy)
+      .filter((d) => d.contentType === 'application/json' && !d.body.startsWith('['))
+      .map((d) => event(`${d.source}_delivery`, parseExactJson(d.body) as Record<string, JsonValue>, { id: randomUUID() })),
+  );
+  const bytes = records.reduce((n, r) => n + JSON.stringify(bigIntsAsStrings(r.properties)).length, 0);
+  const settings = resolveSettings(bq.fx.settings);
+  const api = new BigQueryApi(settings);
+  const deps = { api, schema: new SchemaCache(api, settings, createLogger('silent')), settings };
+  const maxLoadBytes = 4 * 1024 * 1024;
+  const { outcomes, error } = await loadEvents(deps, records, new AbortController().signal, maxLoadBytes);
+  expect(error).toBeUndefined();
+  expect([...outcomes.values()].every((o) => o.status === 'ok')).toBe(true);
+  expect(outcomes.size).toBe(records.length);
+  // The rows are at least their properties twice (the columns and _properties): more loads than that divides into.
+  expect(bq.fake.stats.loadJobs).toBeGreaterThanOrEqual(Math.ceil((2 * bytes) / maxLoadBytes));
+  expect(await counts()).toEqual({ rows: records.length, ids: records.length });
+  // Written again (a retry after a lost answer): nothing more.
+  await loadEvents(deps, records, new AbortController().signal, maxLoadBytes);
+  expect(await counts()).toEqual({ rows: records.length, ids: records.length });
+}, 120_000);

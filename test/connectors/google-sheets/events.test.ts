@@ -151,6 +151,14 @@ test('a new writer (a restart) re-sends a batch whose first write Google applies
   expect(rowsOf(h.tab(TAB)).map((r) => r.n)).toEqual([0, 1, 2]);
 }, 15_000);
 
+test('rows past Google\'s recommended 2 MB a request go in several values.batchUpdate requests, each row at its place', async () => {
+  const w = await h.open();
+  const batch = Array.from({ length: 120 }, (_, n) => event(h.clock, { n, text: `${n}:${'x'.repeat(30_000)}` }));
+  expect(await h.write(w, batch)).toEqual(batch.map(() => OK));
+  expect(h.fake.counts((r) => r.method === 'values.batchUpdate')['values.batchUpdate']).toBeGreaterThanOrEqual(2);
+  expect(rowsOf(h.tab(TAB)).map((r) => [r.n, String(r.text).split(':')[0]])).toEqual(batch.map((_, n) => [n, String(n)]));
+});
+
 test('monthly rollover: events go to the tab of their UTC month; a batch across midnight writes both', async () => {
   h.clock.set(Date.UTC(2026, 10, 30, 23, 59, 59));
   const w = await h.open();

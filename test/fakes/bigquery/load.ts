@@ -135,11 +135,9 @@ export async function runLoad(catalog: Catalog, table: FakeTable, config: LoadJo
     return { statistics: statistics(0), error: { result: { reason: 'invalid', message }, errors: [{ reason: 'invalid', message }, ...errors.slice(0, 100)] } };
   }
   const write = config.writeDisposition ?? 'WRITE_APPEND';
-  await catalog.engine.use(async (conn) => {
-    const ref = tableRef(table.projectId, table.datasetId, table.tableId);
-    if (write === 'WRITE_EMPTY' && (await conn.runAndReadAll(`SELECT 1 FROM ${ref} LIMIT 1`)).currentRowCount > 0) {
-      throw new FakeApiError(409, 'duplicate', `Already Exists: Table ${table.projectId}:${table.datasetId}.${table.tableId}`);
-    }
+  const ref = tableRef(table.projectId, table.datasetId, table.tableId);
+  const refused = await catalog.engine.use(async (conn) => {
+    if (write === 'WRITE_EMPTY' && (await conn.runAndReadAll(`SELECT 1 FROM ${ref} LIMIT 1`)).currentRowCount > 0) return true;
     await conn.run('BEGIN TRANSACTION');
     try {
       if (write === 'WRITE_TRUNCATE') await conn.run(`DELETE FROM ${ref}`);
@@ -149,7 +147,13 @@ export async function runLoad(catalog: Catalog, table: FakeTable, config: LoadJo
       await conn.run('ROLLBACK').catch(() => undefined);
       throw err;
     }
+    return false;
   });
+  if (refused) {
+    // WRITE_EMPTY into a table with rows: the job fails, as BigQuery's does.
+    const message = `Already Exists: Table ${table.projectId}:${table.datasetId}.${table.tableId}`;
+    return { statistics: statistics(0), error: { result: { reason: 'duplicate', message }, errors: [{ reason: 'duplicate', message }] } };
+  }
   table.lastModifiedTime = Date.now();
   return { statistics: statistics(rows.length) };
 }
