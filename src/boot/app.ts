@@ -13,6 +13,7 @@ import { createV3Router } from '../ingest/v3-routes';
 import { createImportRouter } from '../ingest/import-route';
 import type { ImportSink } from '../core/import/importer';
 import { createWebhookRouter } from '../ingest/webhooks/route';
+import { createSegmentRouter } from '../ingest/segment/segment-routes';
 import type { HistoryRecorder } from '../http/history/history-recorder';
 import type { TrafficCounter } from '../http/traffic/traffic-counter';
 import type { LiveFeed } from '../http/live/live-feed';
@@ -67,7 +68,8 @@ export function createApp(deps: AppDeps): Koa {
   const trackerCors = cors({
     origin: (ctx) => ctx.get('Origin'),
     allowMethods: ['GET', 'POST', 'HEAD', 'OPTIONS'],
-    allowHeaders: ['Authorization', 'Content-Type', 'Content-Encoding', 'Idempotency-Key'],
+    // X-Retry-Count: analytics-next ≥ 1.84 sends it on every retry, so a preflight without it fails the retry.
+    allowHeaders: ['Authorization', 'Content-Type', 'Content-Encoding', 'Idempotency-Key', 'X-Retry-Count'],
     exposeHeaders: [ERROR_HEADER, 'Retry-After'],
     credentials: true,
     maxAge: 600,
@@ -81,6 +83,9 @@ export function createApp(deps: AppDeps): Koa {
   }
   app.use(v3.routes());
   app.use(v3.allowedMethods());
+  const segment = createSegmentRouter(deps);
+  app.use(segment.routes());
+  app.use(segment.allowedMethods());
   const webhooks = createWebhookRouter(deps);
   app.use(webhooks.routes());
   app.use(webhooks.allowedMethods());

@@ -49,6 +49,7 @@ const EnvSchema = z.object({
   REDIS_ACK_REPLICAS: int(0, 0),
   REDIS_ACK_TIMEOUT_MS: int(500, 1),
   TOKEN_CACHE_TTL_MS: int(2000, 0),
+  SEGMENT_CLOCK_SKEW_SECONDS: int(60, 0),
   RETRY_AFTER_SECONDS: int(5, 1),
   SHUTDOWN_TIMEOUT_MS: int(10_000, 0),
   DELIVERY_LEASE_MS: int(15_000, 100),
@@ -156,6 +157,11 @@ export interface Config {
   };
   /** How long a token lookup is cached in process; a revoked token stops working within this time. Default 2000 ms. */
   tokenCacheTtlMs: number;
+  /**
+   * `/v1` (Segment's API): a message's time is corrected by the device clock's error
+   * (`receivedAt − sentAt`) only past this many milliseconds (`SEGMENT_CLOCK_SKEW_SECONDS`, default 60 s).
+   */
+  segmentClockSkewMs: number;
   retryAfterSeconds: number;
   shutdownTimeoutMs: number;
   history: {
@@ -317,6 +323,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       ackTimeoutMs: e.REDIS_ACK_TIMEOUT_MS,
     }),
     tokenCacheTtlMs: e.TOKEN_CACHE_TTL_MS,
+    segmentClockSkewMs: e.SEGMENT_CLOCK_SKEW_SECONDS * 1000,
     retryAfterSeconds: e.RETRY_AFTER_SECONDS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     history: Object.freeze({

@@ -5,6 +5,7 @@ import type { Logger } from '../core/logger';
 import type { Metrics } from '../core/metrics';
 import { isOutOfMemoryError } from '../core/redis/out-of-memory';
 import { sendFixed, type FixedResponse } from '../ingest/fixed-responses';
+import { isSegmentPath, segmentErrorBody } from '../ingest/segment/segment-answers';
 
 /** Header naming the error code on answers whose body is fixed (pixel, script). */
 export const ERROR_HEADER = 'X-Tributary-Error';
@@ -28,8 +29,9 @@ function toApiError(err: unknown, logger: Logger, retryAfterSeconds: number): Ap
 }
 
 /**
- * First in the chain: renders every error as `{"error":{code,message,field}}` (or the fixed
- * body of a pixel with the code in a header), turns unmatched routes into JSON 404/405, and
+ * First in the chain: renders every error as `{"error":{code,message,field}}` (on Segment's `/v1`
+ * paths with `code` and `message` at the top too; on a pixel path, the fixed body of a pixel with
+ * the code in a header), turns unmatched routes into JSON 404/405, and
  * counts requests by matched route and status.
  */
 export function createErrorHandler(logger: Logger, metrics: Metrics, retryAfterSeconds = 5): Middleware<RequestState> {
@@ -52,7 +54,7 @@ export function createErrorHandler(logger: Logger, metrics: Metrics, retryAfterS
         sendFixed(ctx, fixed, error.status);
       } else {
         ctx.status = error.status;
-        ctx.body = { error: error.toBody() } satisfies { error: ErrorBody };
+        ctx.body = isSegmentPath(ctx.path) ? segmentErrorBody(error.toBody()) : ({ error: error.toBody() } satisfies { error: ErrorBody });
       }
       // A refused origin must not read the answer; every other error stays readable by the browser client.
       if (error.status === 403) ctx.remove('Access-Control-Allow-Origin');

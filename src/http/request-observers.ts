@@ -1,7 +1,8 @@
 import type { Middleware } from 'koa';
 import type { HttpContext, RequestState } from '../core/requests/request-state';
+import { isSegmentPath } from '../ingest/segment/segment-answers';
 
-/** Sees each finished v3 request (the live view, the request history, the traffic counts). */
+/** Sees each finished v3 or `/v1` (Segment) request (the live view, the request history, the traffic counts). */
 export interface RequestObserver {
   /** Called once the answer is final, errors included; must not throw or wait. */
   observe(ctx: HttpContext): void;
@@ -16,7 +17,7 @@ export function observeFinishedRequests(observers: ReadonlyArray<RequestObserver
   const present = observers.filter((o): o is RequestObserver => o !== undefined);
   return async (ctx, next) => {
     await next();
-    if (ctx.method === 'OPTIONS' || ctx.method === 'HEAD' || !ctx.path.startsWith('/v3/')) return;
+    if (ctx.method === 'OPTIONS' || ctx.method === 'HEAD' || !(ctx.path.startsWith('/v3/') || isSegmentPath(ctx.path))) return;
     for (const observer of present) observer.observe(ctx);
   };
 }

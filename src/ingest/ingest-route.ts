@@ -36,7 +36,7 @@ export interface IngestOutcome {
   batch: boolean;
 }
 
-function originAllowed(tracker: Tracker, origin: string | undefined): boolean {
+export function originAllowed(tracker: Tracker, origin: string | undefined): boolean {
   if (!origin) return true;
   return tracker.corsOrigins.includes('*') || tracker.corsOrigins.includes(origin);
 }
@@ -58,7 +58,7 @@ let isoMs = 0;
 let isoText = '';
 
 /** The receive time. Formatting a Date costs more than the clock read, and at load most requests share their millisecond. */
-function receivedNow(): string {
+export function receivedNow(): string {
   const ms = Date.now();
   if (ms !== isoMs) {
     isoMs = ms;
@@ -67,7 +67,8 @@ function receivedNow(): string {
   return isoText;
 }
 
-function requestContext(ctx: IngestContext): RequestContext {
+/** The sender's IP, user agent and referer, for a tracker that keeps them (`captureContext`). */
+export function requestContext(ctx: IngestContext): RequestContext {
   const context: RequestContext = { ip: ctx.ip };
   const ua = ctx.get('user-agent');
   const referer = ctx.get('referer');

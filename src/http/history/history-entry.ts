@@ -18,6 +18,8 @@ interface ErrorAnswer {
   error?: { code?: unknown; message?: unknown };
   rejected?: unknown;
   results?: Array<{ error?: { code?: unknown; message?: unknown } }>;
+  /** `/v1` (Segment) lists only its rejected messages. */
+  errors?: Array<{ code?: unknown; message?: unknown }>;
 }
 
 /** The code and message of a refusal, or of the first refused record of a batch answered 2xx. */
@@ -30,7 +32,7 @@ function reasonOf(ctx: HttpContext): { code?: string; message?: string; rejected
   }
   if (header) return stateMessage === undefined ? { code: header } : { code: header, message: stateMessage };
   if (body && typeof body === 'object' && typeof body.rejected === 'number' && body.rejected > 0) {
-    const first = body.results?.find((r) => r.error)?.error;
+    const first = body.results?.find((r) => r.error)?.error ?? body.errors?.[0];
     return { rejected: body.rejected, ...(first ? { code: String(first.code), message: String(first.message) } : {}) };
   }
   return {};

@@ -1,0 +1,37 @@
+import { parseEventTime } from '../../core/records/event-time';
+
+/**
+ * When a Segment message happened. The SDKs stamp `timestamp` (or `originalTimestamp`) with the
+ * device's clock at the call and `sentAt` with the same clock at the send, so
+ * `receivedAt − sentAt` is the device clock's error plus the transit. Segment corrects every
+ * message by it; Tributary only past `skewMs` (SEGMENT_CLOCK_SKEW_SECONDS), so that a batch held up
+ * a few seconds in transit does not shift and reorder its events (PostHog#98250), while a phone
+ * whose clock is hours off is corrected. Explicit times years in the past (an import by a server
+ * library) are kept: the server's clock is right, so its `sentAt` is too and nothing shifts.
+ */
+export interface MessageTime {
+  /** `_event_at`, ISO 8601 UTC. */
+  eventAt: string;
+  /** The client's own text, kept when the stored time differs from it (corrected or unreadable). */
+  original?: string;
+}
+
+/** Milliseconds since the epoch of a Segment time, or undefined when it is not ISO 8601 text. */
+export function segmentTimeMs(value: unknown, timeZone: string): number | undefined {
+  if (typeof value !== 'string') return undefined;
+  const parsed = parseEventTime(value, timeZone);
+  return parsed.ok ? Date.parse(parsed.iso) : undefined;
+}
+
+export function messageTime(stamp: unknown, sentAt: unknown, receivedAtMs: number, receivedAt: string, timeZone: string, skewMs: number): MessageTime {
+  if (stamp === undefined || stamp === null) return { eventAt: receivedAt };
+  const at = segmentTimeMs(stamp, timeZone);
+  if (at === undefined) return { eventAt: receivedAt, original: typeof stamp === 'string' ? stamp : JSON.stringify(stamp) };
+  const sent = segmentTimeMs(sentAt, timeZone);
+  const skew = sent === undefined ? 0 : receivedAtMs - sent;
+  if (Math.abs(skew) <= skewMs) return { eventAt: new Date(at).toISOString() };
+  const corrected = new Date(at + skew);
+  // A correction that leaves the representable range is no correction at all.
+  if (Number.isNaN(corrected.getTime())) return { eventAt: new Date(at).toISOString() };
+  return { eventAt: corrected.toISOString(), original: stamp as string };
+}

@@ -1,0 +1,159 @@
+import { v7 as uuidv7 } from 'uuid';
+import { ApiError, recordError, type RecordError } from '../../core/errors';
+import { stringifyExactJson } from '../../core/records/exact-json';
+import { normalizeRecord } from '../../core/records/normalize';
+import { applyPrivacy, applyPrivacyToContext, privacyPlan } from '../../core/records/privacy';
+import { nullProtoObject, type RecordKind, type TrackedRecord } from '../../core/records/types';
+import type { Tracker } from '../../core/trackers/types';
+import { dedupMember } from '../dedup';
+import type { IngestContext } from '../ingest-context';
+import { originAllowed, receivedNow, requestContext, resolveTracker, type IngestDeps } from '../ingest-route';
+import { SEGMENT_LIMITS } from './limits';
+import { mapSegmentMessage, type SegmentEnvelope, type SegmentType } from './map-message';
+import { messageKeyConflict, segmentWriteKey } from './write-key';
+
+type Fields = Record<string, unknown>;
+const isObject = (v: unknown): v is Fields => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A message that was not stored, as the answer reports it. */
+export interface RejectedMessage {
+  index: number;
+  messageId?: string;
+  code: string;
+  message: string;
+  field?: string;
+}
+
+/** What a `/v1` request came to, for the renderer. */
+export interface SegmentOutcome {
+  tracker: Tracker;
+  /** Messages stored by this request (repeats excluded). */
+  accepted: number;
+  /** Messages whose `messageId` was stored before, within the tracker's window: answered, not stored again. */
+  duplicates: number;
+  rejected: RejectedMessage[];
+  /** The `_id` of each stored or repeated message, in message order (undefined for a rejected one). */
+  ids: Array<string | undefined>;
+}
+
+/**
+ * How long a session's marker lasts when the tracker deduplicates nothing (window 0): its
+ * session record is still written once, not with every message.
+ */
+const SESSION_WINDOW_HOURS = 24;
+
+/** The request's messages: the body itself on a single-call path, else its `batch`. */
+function messagesOf(body: unknown, single: boolean): { root: Fields; messages: unknown[] } {
+  if (!isObject(body)) throw new ApiError('ERR_INVALID_PAYLOAD', single ? 'The body must be one JSON object: a Segment message.' : 'The body must be a JSON object: {"batch": [messages…]}.');
+  if (single) return { root: nullProtoObject<Fields>(), messages: [body] };
+  const batch = body.batch;
+  if (!Array.isArray(batch)) throw new ApiError('ERR_INVALID_PAYLOAD', 'batch must be an array of messages: {"batch": [{"type": "track", …}]}.', 'batch');
+  if (batch.length === 0) throw new ApiError('ERR_EMPTY_BATCH', 'batch holds no messages.', 'batch');
+  if (batch.length > SEGMENT_LIMITS.batchMessages) throw new ApiError('ERR_TOO_MANY_RECORDS', `A batch holds at most ${SEGMENT_LIMITS.batchMessages} messages, as at Segment.`, 'batch');
+  return { root: body, messages: batch };
+}
+
+function countByKind(records: readonly TrackedRecord[]): Map<RecordKind, number> {
+  const counts = new Map<RecordKind, number>();
+  for (const r of records) counts.set(r.kind, (counts.get(r.kind) ?? 0) + 1);
+  return counts;
+}
+
+const idText = (v: unknown): string | undefined => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined);
+
+/**
+ * The `/v1` handler shared by every path: authenticate by write key, map each message onto a user
+ * or an event (and the session it names), validate it as v3 validates, apply the tracker's
+ * personal-data rules, store everything in one write, report per message. A bad message is
+ * reported and never fails the others.
+ */
+export async function ingestSegment(ctx: IngestContext, body: unknown, bodyBytes: number, deps: IngestDeps, single?: SegmentType): Promise<SegmentOutcome> {
+  const { limits } = deps.config;
+  const { root, messages } = messagesOf(body, single !== undefined);
+  ctx.state.recordCount = messages.length;
+  const key = segmentWriteKey(ctx.get('authorization') || undefined, root, messages[0]);
+  ctx.state.presentedToken = key;
+  const tracker = await resolveTracker(deps, key);
+  ctx.state.trackerId = tracker.id;
+  const privacy = tracker.privacyRules.length > 0 ? privacyPlan(tracker) : undefined;
+  if (privacy) ctx.state.privacy = privacy;
+  if (!originAllowed(tracker, ctx.get('origin') || undefined)) throw new ApiError('ERR_ORIGIN_NOT_ALLOWED', `Origin ${ctx.get('origin')} is not allowed by this tracker.`);
+
+  const receivedAt = receivedNow();
+  const envelope: SegmentEnvelope = { receivedAt, receivedAtMs: Date.parse(receivedAt), timeZone: tracker.timeZone, skewMs: deps.config.segmentClockSkewMs, sentAt: root.sentAt };
+  if (isObject(root.context)) envelope.context = root.context;
+  if (isObject(root.integrations)) envelope.integrations = root.integrations;
+  if (single) envelope.type = single;
+  const context = tracker.captureContext ? requestContext(ctx) : undefined;
+  if (context && privacy) applyPrivacyToContext(context, privacy);
+  // A body within one message's limit holds no message past it: only larger ones are measured.
+  const measure = bodyBytes > SEGMENT_LIMITS.messageBytes;
+  const dedupOn = tracker.dedupWindowHours > 0;
+
+  const records: TrackedRecord[] = [];
+  const members: Array<Buffer | undefined> = [];
+  /** Per record, the message it stores, or -1 for a session record. */
+  const messageOf: number[] = [];
+  let bigInts = false;
+  const rejected: RejectedMessage[] = [];
+  const ids: Array<string | undefined> = new Array<string | undefined>(messages.length);
+  const refuse = (index: number, message: unknown, error: RecordError) => {
+    const entry: RejectedMessage = { index, code: error.code, message: error.message };
+    const messageId = isObject(message) ? idText(message.messageId) : undefined;
+    if (messageId !== undefined) entry.messageId = messageId;
+    if (error.field !== undefined) entry.field = error.field;
+    rejected.push(entry);
+  };
+  /** Validates and keeps a record; its `_id`, or why it is refused. */
+  const add = (kind: RecordKind, fields: Fields, keyed: boolean, index: number): string | RecordError => {
+    const outcome = normalizeRecord({ kind, raw: fields, id: uuidv7(), invalidUnicode: tracker.invalidUnicode, receivedAt, timeZone: tracker.timeZone, limits, context });
+    if (!outcome.ok) return outcome.error;
+    if (privacy) applyPrivacy(outcome.record, privacy);
+    bigInts ||= outcome.bigInts;
+    records.push(outcome.record);
+    members.push(keyed && (dedupOn || index < 0) ? dedupMember(kind, outcome.record.id) : undefined);
+    messageOf.push(index);
+    return outcome.record.id;
+  };
+
+  messages.forEach((message, i) => {
+    if (!isObject(message)) return refuse(i, message, recordError('ERR_INVALID_PAYLOAD', undefined, 'Each message must be a JSON object.'));
+    if (key !== undefined && messageKeyConflict(message, key)) return refuse(i, message, recordError('ERR_TOKEN_CONFLICT', 'writeKey', 'The message carries another writeKey than the request.'));
+    if (measure && Buffer.byteLength(stringifyExactJson(message)) > SEGMENT_LIMITS.messageBytes) {
+      return refuse(i, message, recordError('ERR_PAYLOAD_TOO_LARGE', undefined, `A message is at most ${SEGMENT_LIMITS.messageBytes} bytes of JSON, as at Segment.`));
+    }
+    const mapped = mapSegmentMessage(message, envelope);
+    if (!mapped.ok) return refuse(i, message, mapped.error);
+    const id = add(mapped.kind, mapped.fields, mapped.keyed, i);
+    if (typeof id !== 'string') return refuse(i, message, id);
+    ids[i] = id;
+    // A session record that does not validate leaves its message stored: it is a by-product.
+    for (const session of mapped.sessions ?? []) add('session', session, true, -1);
+  });
+  if (rejected.length > 0) {
+    for (const r of rejected) deps.metrics.recordsRejected.inc({ code: r.code });
+    ctx.state.refusedCodes = rejected.map((r) => r.code);
+  }
+
+  let accepted = records;
+  let duplicates = 0;
+  if (records.length > 0) {
+    const wait = deps.rateLimiter.take(tracker.id, tracker.rateLimit, records.length);
+    if (wait > 0) throw new ApiError('ERR_RATE_LIMITED', undefined, undefined, { 'Retry-After': String(wait) });
+    const keyed = members.some((m) => m !== undefined);
+    const windowHours = dedupOn ? tracker.dedupWindowHours : SESSION_WINDOW_HOURS;
+    const seen = await deps.writer.write({ trackerId: tracker.id, partitions: tracker.partitions }, records, keyed ? { windowHours, members } : undefined, bigInts);
+    if (seen?.includes(true)) {
+      accepted = records.filter((_, i) => !seen[i]);
+      // A session's record is a repeat from its session's second message on: not the client's repeat.
+      const repeats = records.filter((_, i) => seen[i] && messageOf[i]! >= 0);
+      duplicates = repeats.length;
+      for (const [kind, n] of countByKind(repeats)) deps.metrics.recordsDuplicate.inc({ tracker: tracker.id, kind }, n);
+    }
+    ctx.state.liveRecords = accepted;
+    ctx.state.liveDuplicates = duplicates;
+    for (const [kind, n] of countByKind(accepted)) deps.metrics.recordsAccepted.inc({ kind }, n);
+  }
+  const stored = messageOf.filter((m) => m >= 0).length;
+  return { tracker, accepted: stored - duplicates, duplicates, rejected, ids };
+}
