@@ -7,6 +7,7 @@ import { loadConfig, type Config } from '../../src/core/config';
 import { createLogger } from '../../src/core/logger';
 import { createMetrics } from '../../src/core/metrics';
 import { recordTexts, type IngestJobData } from '../../jobs/ingest-job';
+import { readDuplicates } from '../../jobs/route-run';
 import { parseExactJson } from '../../src/core/records/exact-json';
 import type { TrackedRecord } from '../../src/core/records/types';
 import { openApiRuntime, type AdminOptions, type ApiRuntime } from '../../src/boot/api-runtime';
@@ -25,6 +26,8 @@ export interface TestApi {
   addTracker: (fields?: Partial<Tracker>) => Promise<{ tracker: Tracker; token: string }>;
   /** Every record queued so far, in queue order. */
   queuedRecords: () => Promise<Array<TrackedRecord & { trackerId: string }>>;
+  /** The records queued so far that the router delivers: those not marked as repeats of a client key. */
+  storedRecords: () => Promise<Array<TrackedRecord & { trackerId: string }>>;
   close: () => Promise<void>;
 }
 
@@ -45,6 +48,14 @@ export async function startTestApi(env: Record<string, string> = {}, trackerFiel
   };
   const { tracker, token } = await addTracker(trackerFields);
 
+  const jobsOf = async (shard: number) => {
+    const jobs = (await runtime.queues[shard]!.getJobs(['waiting', 'prioritized', 'delayed', 'active', 'completed'], 0, -1, true)) as Array<Job<IngestJobData>>;
+    return jobs.sort((a, b) => Number(a.id) - Number(b.id));
+  };
+  const recordsOf = (data: IngestJobData, skip?: Set<number>) =>
+    recordTexts(data)
+      .filter((_, i) => !skip?.has(i))
+      .map((text) => ({ ...(parseExactJson(text) as TrackedRecord), trackerId: data.trackerId }));
   return {
     runtime,
     config,
@@ -54,10 +65,18 @@ export async function startTestApi(env: Record<string, string> = {}, trackerFiel
     token,
     addTracker,
     queuedRecords: async () => {
-      const perShard = await Promise.all(runtime.queues.map((q) => q.getJobs(['waiting', 'prioritized', 'delayed', 'active', 'completed'], 0, -1, true) as Promise<Array<Job<IngestJobData>>>));
-      return perShard
-        .flatMap((jobs) => jobs.sort((a, b) => Number(a.id) - Number(b.id)))
-        .flatMap((job) => recordTexts(job.data).map((text) => ({ ...(parseExactJson(text) as TrackedRecord), trackerId: job.data.trackerId })));
+      const perShard = await Promise.all(runtime.queues.map((_, shard) => jobsOf(shard)));
+      return perShard.flat().flatMap((job) => recordsOf(job.data));
+    },
+    storedRecords: async () => {
+      const perShard = await Promise.all(
+        runtime.queues.map(async (_, shard) => {
+          const data = (await jobsOf(shard)).map((job) => job.data);
+          const skips = await readDuplicates(runtime.redis, config.keyspace.shardPrefix(shard), data);
+          return data.flatMap((d, i) => recordsOf(d, skips[i]));
+        }),
+      );
+      return perShard.flat();
     },
     close: async () => {
       await runtime.close();

@@ -99,7 +99,7 @@ export function createSegmentRouter(deps: IngestDeps): Router {
     ctx.state.trackerId = tracker.id;
     if (!originAllowed(tracker, ctx.get('origin') || undefined)) throw new ApiError('ERR_ORIGIN_NOT_ALLOWED', `Origin ${ctx.get('origin')} is not allowed by this tracker.`);
     ctx.set('Cache-Control', `public, max-age=${SETTINGS_MAX_AGE_SECONDS}`);
-    ctx.body = segmentSettings(writeKey, ctx.origin);
+    ctx.body = segmentSettings(writeKey, `${ctx.protocol}://${ctx.host}`);
   });
   return router;
 }

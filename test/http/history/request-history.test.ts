@@ -112,6 +112,19 @@ describe('a tracker’s request history', () => {
       ['/v3/webhooks/:tracker/:source', 200, null, 1],
     ]);
   });
+
+  test("keeps Segment /v1 batches, with the first refused message's reason", async () => {
+    const { tracker, token } = await newTracker();
+    const basic = `Basic ${Buffer.from(`${token}:`).toString('base64')}`;
+    await admin.api.http.post('/v1/batch').set('Authorization', basic).send({ batch: [{ type: 'track', event: 'e', anonymousId: 'a' }, { type: 'track', anonymousId: 'a' }] }).expect(200);
+    await admin.api.http.post('/v1/batch').set('Authorization', basic).send({ batch: 'none' }).expect(400);
+    const page = await history(`/trackers/${tracker.id}/requests`, 2);
+    expect(page.entries.map((e) => [e.endpoint, e.status, e.code ?? null, e.records, e.rejected ?? 0])).toEqual([
+      ['/v1/batch', 400, 'ERR_INVALID_PAYLOAD', 0, 0],
+      ['/v1/batch', 200, 'ERR_MISSING_FIELD', 1, 1],
+    ]);
+    expect(JSON.stringify(page)).not.toContain(token);
+  });
 });
 
 describe('requests with an unknown token', () => {
