@@ -27,6 +27,8 @@ import type { TrackerResolver } from '../src/ingest/resolver';
  * - **array**: arrays of 100 at `BENCH_CPU_ARRAY_RATE` requests/s, same pairs: CPU a record.
  * - **features**: each per-request feature a user can switch off, off against on in alternated
  *   pairs at the single rate: the CPU it adds a request.
+ * - **segment**: the same keyed events, arrays of 100 at `BENCH_CPU_ARRAY_RATE` requests/s, as v3
+ *   arrays and as Segment batches to `/v1/batch`, in alternated pairs on one API: CPU a record each.
  * - **delivery**: the API and a worker (`npm run start:worker`) apart, arrays at
  *   `BENCH_CPU_DELIVERY_RATE` records/s into the local warehouse: the worker's CPU (router, delivery
  *   loop, DuckDB) a record delivered, over a steady window after a warmup.
@@ -47,12 +49,12 @@ const DELIVERY_RATE = num('BENCH_CPU_DELIVERY_RATE', 5000);
 const PAIRS = num('BENCH_CPU_PAIRS', 6);
 const SECONDS = num('BENCH_CPU_SECONDS', 5);
 const DELIVERY_SECONDS = num('BENCH_CPU_DELIVERY_SECONDS', 30);
-const ONLY = new Set((process.env.BENCH_CPU_ONLY ?? 'single,array,features,delivery').split(','));
+const ONLY = new Set((process.env.BENCH_CPU_ONLY ?? 'single,array,segment,features,delivery').split(','));
 const CONNECTIONS = 32;
 const WARMUP_SECONDS = 3;
 
 /** The goals this bench reads its figures against. */
-const GOALS = { singleRatio: 1.25, p99AboveFloorMs: 2, arrayUs: 6, deliveryUs: 35 } as const;
+const GOALS = { singleRatio: 1.25, p99AboveFloorMs: 2, arrayUs: 6, segmentRatio: 1.2, deliveryUs: 35 } as const;
 
 interface Sample {
   /** Server CPU µs a record (all its threads), and of its main thread. */
@@ -119,8 +121,8 @@ async function main(): Promise<void> {
     console.log(`${PAIRS} alternated pairs of ${SECONDS} s runs, ${CONNECTIONS} connections, ~300-byte events; CPU from /proc of the server's process\n`);
 
     /** One measured run of `seconds` at `rate` requests/s against `target`. */
-    const measure = async (target: Target, recordsPerRequest: number, rate: number, seconds = SECONDS, keyHeader?: string): Promise<Sample> => {
-      const plan: PacedPlan = { url: `http://127.0.0.1:${target.port}`, path: '/v3/event', connections: CONNECTIONS, seconds, recordsPerRequest, seed: 7, rate, ...(target.authorization ? { authorization: target.authorization } : {}), ...(keyHeader ? { keyHeader } : {}) };
+    const measure = async (target: Target, recordsPerRequest: number, rate: number, seconds = SECONDS, keyHeader?: string, shape: Pick<PacedPlan, 'path' | 'format' | 'authorization'> = { path: '/v3/event' }): Promise<Sample> => {
+      const plan: PacedPlan = { url: `http://127.0.0.1:${target.port}`, connections: CONNECTIONS, seconds, recordsPerRequest, seed: 7, rate, ...(target.authorization ? { authorization: target.authorization } : {}), ...(keyHeader ? { keyHeader } : {}), ...shape };
       // prom-client's event-loop histogram starts again at each reading.
       await target.metrics?.();
       const cpu0 = processCpuSeconds(target.pid);
@@ -185,6 +187,20 @@ async function main(): Promise<void> {
         console.log(`  Koa floor   ${fmt(a.cpuUs, 2)} µs of server CPU a record (${fmt(a.mainUs, 2)} on its main thread)`);
         console.log(`  API         ${fmt(b.cpuUs, 2)} µs (${fmt(b.mainUs, 2)}) (goal ≤ ${GOALS.arrayUs} µs: ${verdict(b.cpuUs <= GOALS.arrayUs)}), ${fmt(b.cpuUs - a.cpuUs, 2)} µs above the floor\n`);
       }
+    }
+
+    if (ONLY.has('segment')) {
+      const t = tracker('segment');
+      const server = targetOf(await api([t]), t);
+      const v3 = () => measure(server, 100, ARRAY_RATE, SECONDS, undefined, { path: '/v3/event', format: 'v3-keyed' });
+      const segment = () => measure(server, 100, ARRAY_RATE, SECONDS, undefined, { path: '/v1/batch', format: 'segment', authorization: `Basic ${Buffer.from(`${t.token}:`).toString('base64')}` });
+      await v3();
+      await segment();
+      const { a, b, ratio } = await pairs('segment', v3, segment);
+      console.log(`the same keyed events, 100 a request at ${fmt(ARRAY_RATE)} requests/s (${fmt(ARRAY_RATE * 100)} records/s)`);
+      console.log(`  v3 arrays           ${fmt(a.cpuUs, 2)} µs of server CPU a record (${fmt(a.mainUs, 2)} on its main thread)`);
+      console.log(`  Segment /v1/batch   ${fmt(b.cpuUs, 2)} µs (${fmt(b.mainUs, 2)})`);
+      console.log(`  /v1 ÷ v3 ${fmt(ratio, 2)}× (median of the pairs; goal ≤ ${GOALS.segmentRatio}×: ${verdict(ratio <= GOALS.segmentRatio)})\n`);
     }
 
     if (ONLY.has('features')) {

@@ -39,3 +39,31 @@ export function batchBodies(count: number, size: number, seed = 1): string[] {
   const events = makeEvents(count * size, seed);
   return Array.from({ length: count }, (_, i) => JSON.stringify(events.slice(i * size, (i + 1) * size)));
 }
+
+/** Stands in a body for a text unique to each request (paced-load.ts), so keyed records never repeat. */
+export const REQUEST_ID = '{{RID}}';
+
+/**
+ * `count` bodies of `size` keyed events each, as v3 arrays (`_id` per record) or as the Segment
+ * batches an SDK sends for the same events (`/v1/batch`: a `track` message each with its
+ * `messageId`, `timestamp` and `context.library`, the batch's `sentAt`): the same records,
+ * so that CPU a record compares the two ways in.
+ */
+export function keyedBatchBodies(count: number, size: number, format: 'v3' | 'segment', seed = 1): string[] {
+  const events = makeEvents(count * size, seed);
+  const at = new Date().toISOString();
+  return Array.from({ length: count }, (_, i) => {
+    const slice = events.slice(i * size, (i + 1) * size);
+    if (format === 'v3') return JSON.stringify(slice.map(({ _sid, ...e }, j) => ({ ...e, _id: `${REQUEST_ID}-${j}`, _event_at: at })));
+    const batch = slice.map(({ _event, _uid, _sid, ...properties }, j) => ({
+      type: 'track',
+      event: _event,
+      userId: _uid,
+      messageId: `${REQUEST_ID}-${j}`,
+      timestamp: at,
+      properties,
+      context: { library: { name: '@segment/analytics-node', version: '3.1.0' } },
+    }));
+    return JSON.stringify({ batch, sentAt: at });
+  });
+}

@@ -1,6 +1,6 @@
 import { Pool } from 'undici';
 import { failToParent, tellParent, type Message } from './child';
-import { batchBodies, singleBodies } from './events';
+import { batchBodies, keyedBatchBodies, REQUEST_ID, singleBodies } from './events';
 import { percentile } from './format';
 
 /**
@@ -23,6 +23,11 @@ export interface PacedPlan {
   authorization?: string;
   /** A header that carries a key of its own on every request (e.g. `idempotency-key`). */
   keyHeader?: string;
+  /**
+   * Arrays as v3 takes them (default), or keyed events (a unique `_id` each) as v3 arrays or as
+   * Segment batches (`/v1/batch`): see keyedBatchBodies.
+   */
+  format?: 'v3' | 'v3-keyed' | 'segment';
 }
 
 export interface PacedResult {
@@ -42,7 +47,10 @@ const POOL = 256;
 const TICK_MS = 1;
 
 async function run(plan: PacedPlan): Promise<PacedResult> {
-  const bodies = plan.recordsPerRequest === 1 ? singleBodies(POOL, plan.seed) : batchBodies(POOL / 8, plan.recordsPerRequest, plan.seed);
+  const keyed = plan.format === 'v3-keyed' || plan.format === 'segment';
+  const bodies = plan.recordsPerRequest === 1 ? singleBodies(POOL, plan.seed) : keyed ? keyedBatchBodies(POOL / 8, plan.recordsPerRequest, plan.format === 'segment' ? 'segment' : 'v3', plan.seed) : batchBodies(POOL / 8, plan.recordsPerRequest, plan.seed);
+  // Split once where each request's own id goes.
+  const parts = bodies.map((b) => b.split(REQUEST_ID));
   const pool = new Pool(plan.url, { connections: plan.connections, pipelining: 1, keepAliveTimeout: 60_000 });
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (plan.authorization) headers.authorization = plan.authorization;
@@ -58,7 +66,7 @@ async function run(plan: PacedPlan): Promise<PacedResult> {
     const due = started + (i * 1000) / plan.rate;
     const h = plan.keyHeader ? { ...headers, [plan.keyHeader]: `${keyBase}${i.toString(36)}` } : headers;
     const p = pool
-      .request({ method: 'POST', path: plan.path, headers: h, body: bodies[i % bodies.length]! })
+      .request({ method: 'POST', path: plan.path, headers: h, body: keyed ? parts[i % parts.length]!.join(`${keyBase}${i.toString(36)}`) : bodies[i % bodies.length]! })
       .then(async (res) => {
         await res.body.dump();
         if (res.statusCode >= 200 && res.statusCode < 300) ok++;

@@ -8,9 +8,14 @@ import { IANAZone, Info } from 'luxon';
 const ISO_LOCAL = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(Z|z|[+ -]\d{2}(?::?\d{2})?)?$/;
 
 export type EventTimeResult = { ok: true; iso: string } | { ok: false; reason: string };
+export type EventTimeMsResult = { ok: true; ms: number } | { ok: false; reason: string };
 
+const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** Arithmetic, not a Date: this runs for every timed record, and a Date a call showed in profiles. */
 function daysInMonth(year: number, month: number): number {
-  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (month !== 2) return MONTH_DAYS[month - 1]!;
+  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
 }
 
 const MINUTE = 60_000;
@@ -39,6 +44,12 @@ function zonedToUtc(wall: number, zone: IANAZone): number {
  * the result is UTC with millisecond precision (finer fractions are truncated).
  */
 export function parseEventTime(input: string, timeZone: string): EventTimeResult {
+  const read = eventTimeMs(input, timeZone);
+  return read.ok ? { ok: true, iso: new Date(read.ms).toISOString() } : read;
+}
+
+/** As parseEventTime, as milliseconds since the epoch: for callers that compute with the time. */
+export function eventTimeMs(input: string, timeZone: string): EventTimeMsResult {
   const m = ISO_LOCAL.exec(input);
   if (!m) return { ok: false, reason: 'expected YYYY-MM-DDThh:mm:ss, optionally with fractional seconds and Z or ±hh:mm' };
   const [year, month, day, hour, minute] = [m[1], m[2], m[3], m[4], m[5]].map(Number) as [number, number, number, number, number];
@@ -64,9 +75,8 @@ export function parseEventTime(input: string, timeZone: string): EventTimeResult
     if (!zone.isValid) return { ok: false, reason: `the tracker time zone ${timeZone} is unknown` };
     epochMs = zonedToUtc(wall, zone);
   }
-  const date = new Date(epochMs);
-  if (Number.isNaN(date.getTime())) return { ok: false, reason: 'out of range' };
-  return { ok: true, iso: date.toISOString() };
+  if (!Number.isFinite(epochMs) || Math.abs(epochMs) > 8.64e15) return { ok: false, reason: 'out of range' };
+  return { ok: true, ms: epochMs };
 }
 
 /**

@@ -17,6 +17,11 @@ export interface NormalizeInput {
   timeZone: string;
   limits: Limits;
   context?: RequestContext;
+  /**
+   * An event's time that the caller has already read (ISO 8601 UTC, as `toISOString` writes it):
+   * `_event_at` is then not looked for. Segment's `/v1` computes it from the message's times.
+   */
+  eventAt?: string | undefined;
 }
 
 /**
@@ -189,7 +194,9 @@ export function normalizeRecord(input: NormalizeInput): NormalizeResult {
     else record.event = name.toWellFormed();
 
     const at = raw._event_at;
-    if (at === undefined || at === null || at === '') {
+    if (input.eventAt !== undefined) {
+      record.eventAt = input.eventAt;
+    } else if (at === undefined || at === null || at === '') {
       record.eventAt = input.receivedAt;
     } else {
       if (typeof at !== 'string') return fail(recordError('ERR_INVALID_FIELD', '_event_at', '_event_at must be a string such as 2026-11-22T14:03:00.'));

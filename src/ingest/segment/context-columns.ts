@@ -1,8 +1,19 @@
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** Context keys are few (a few dozen across the SDKs): each is converted once. */
+const snakeNames = new Map<string, string>();
+const SNAKE_NAMES_MAX = 2000;
+
 /** `userAgent` → `user_agent`: how Segment's and RudderStack's warehouses name context columns. */
 export function snakeCase(name: string): string {
-  return name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/([A-Z]+)([A-Z][a-z])/g, '$1_$2').toLowerCase();
+  let snake = snakeNames.get(name);
+  if (snake === undefined) {
+    snake = name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/([A-Z]+)([A-Z][a-z])/g, '$1_$2').toLowerCase();
+    // Keys a client makes up without end must not grow the map without end.
+    if (snakeNames.size >= SNAKE_NAMES_MAX) snakeNames.clear();
+    snakeNames.set(name, snake);
+  }
+  return snake;
 }
 
 /**

@@ -3,7 +3,7 @@ import { recordError, type RecordError } from '../../core/errors';
 import { CLIENT_KEY_PATTERN } from '../../core/records/normalize';
 import { nullProtoObject, type RecordKind } from '../../core/records/types';
 import { contextColumns, sessionProperties } from './context-columns';
-import { messageTime } from './message-time';
+import { messageTime, segmentTimeMs } from './message-time';
 
 /** The message types of Segment's spec, and the level each is stored at. */
 export const SEGMENT_TYPES = { identify: 'user', track: 'event', page: 'event', screen: 'event', group: 'event', alias: 'event' } as const satisfies Record<string, RecordKind>;
@@ -25,8 +25,8 @@ export interface SegmentEnvelope {
   timeZone: string;
   /** SEGMENT_CLOCK_SKEW_SECONDS in milliseconds. */
   skewMs: number;
-  /** The batch's `sentAt`, `context` and `integrations`, which its messages inherit. */
-  sentAt?: unknown;
+  /** The batch's `sentAt` (read once: segmentTimeMs), `context` and `integrations`, which its messages inherit. */
+  sentAtMs?: number;
   context?: Fields;
   integrations?: Fields;
   /** The type a single-call path (`/v1/track`, `/v1/t`) gives its message, whatever its body says. */
@@ -34,11 +34,11 @@ export interface SegmentEnvelope {
 }
 
 /**
- * One message as v3 fields (`_id`, `_uid`, `_sid`, `_event`, `_event_at` and properties) for
- * `normalizeRecord`, and the session record its `_sid` implies. `keyed`: the `_id` is the
+ * One message as v3 fields (`_id`, `_uid`, `_sid`, `_event` and properties) and its event's time
+ * for `normalizeRecord`, and the session records its `_sid` implies. `keyed`: the `_id` is the
  * client's `messageId`, so a retry or redelivery is stored once.
  */
-export type MappedMessage = { ok: true; kind: RecordKind; fields: Fields; keyed: boolean; sessions?: Fields[] } | { ok: false; error: RecordError };
+export type MappedMessage = { ok: true; kind: RecordKind; fields: Fields; keyed: boolean; eventAt?: string; sessions?: Fields[] } | { ok: false; error: RecordError };
 
 const fail = (error: RecordError): MappedMessage => ({ ok: false, error });
 
@@ -149,8 +149,8 @@ export function mapSegmentMessage(message: Fields, envelope: SegmentEnvelope): M
     if (typeof message.event !== 'string' || message.event.length === 0) return fail(recordError('ERR_MISSING_FIELD', 'event', 'A track message needs event, a non-empty string.'));
     fields._event = message.event;
   } else fields._event = EVENT_NAMES[type];
-  const time = messageTime(message.originalTimestamp ?? message.timestamp, message.sentAt ?? envelope.sentAt, envelope.receivedAtMs, envelope.receivedAt, envelope.timeZone, envelope.skewMs);
-  fields._event_at = time.eventAt;
+  const sentMs = message.sentAt === undefined || message.sentAt === null ? envelope.sentAtMs : segmentTimeMs(message.sentAt, envelope.timeZone);
+  const time = messageTime(message.originalTimestamp ?? message.timestamp, sentMs, envelope.receivedAtMs, envelope.receivedAt, envelope.timeZone, envelope.skewMs);
   if (time.original !== undefined) fields.original_timestamp = time.original;
   contextColumns(context, fields);
 
@@ -167,7 +167,7 @@ export function mapSegmentMessage(message: Fields, envelope: SegmentEnvelope): M
   const properties = dataOf(message, 'properties');
   if (properties) copyData(properties, fields);
 
-  const mapped: MappedMessage = { ok: true, kind: 'event', fields, keyed: id !== undefined };
+  const mapped: MappedMessage = { ok: true, kind: 'event', fields, keyed: id !== undefined, eventAt: time.eventAt };
   if (sid !== undefined) mapped.sessions = sessionRecords(sid, context, userId, anonymousId);
   return mapped;
 }

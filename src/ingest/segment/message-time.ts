@@ -1,4 +1,4 @@
-import { parseEventTime } from '../../core/records/event-time';
+import { eventTimeMs } from '../../core/records/event-time';
 
 /**
  * When a Segment message happened. The SDKs stamp `timestamp` (or `originalTimestamp`) with the
@@ -19,17 +19,28 @@ export interface MessageTime {
 /** Milliseconds since the epoch of a Segment time, or undefined when it is not ISO 8601 text. */
 export function segmentTimeMs(value: unknown, timeZone: string): number | undefined {
   if (typeof value !== 'string') return undefined;
-  const parsed = parseEventTime(value, timeZone);
-  return parsed.ok ? Date.parse(parsed.iso) : undefined;
+  const read = eventTimeMs(value, timeZone);
+  return read.ok ? read.ms : undefined;
 }
 
-export function messageTime(stamp: unknown, sentAt: unknown, receivedAtMs: number, receivedAt: string, timeZone: string, skewMs: number): MessageTime {
+/**
+ * `sentMs`: the message's `sentAt`, else its batch's, read once a batch (segmentTimeMs); undefined
+ * when neither is readable.
+ */
+/**
+ * A valid time already written as `toISOString` writes it (`2026-11-29T12:00:00.000Z`, what every
+ * JavaScript SDK sends): kept as it is, without formatting a Date for each message.
+ */
+function isCanonical(text: string): boolean {
+  return text.length === 24 && text.charCodeAt(23) === 90 && text.charCodeAt(19) === 46 && text.charCodeAt(10) === 84;
+}
+
+export function messageTime(stamp: unknown, sentMs: number | undefined, receivedAtMs: number, receivedAt: string, timeZone: string, skewMs: number): MessageTime {
   if (stamp === undefined || stamp === null) return { eventAt: receivedAt };
   const at = segmentTimeMs(stamp, timeZone);
   if (at === undefined) return { eventAt: receivedAt, original: typeof stamp === 'string' ? stamp : JSON.stringify(stamp) };
-  const sent = segmentTimeMs(sentAt, timeZone);
-  const skew = sent === undefined ? 0 : receivedAtMs - sent;
-  if (Math.abs(skew) <= skewMs) return { eventAt: new Date(at).toISOString() };
+  const skew = sentMs === undefined ? 0 : receivedAtMs - sentMs;
+  if (Math.abs(skew) <= skewMs) return { eventAt: isCanonical(stamp as string) ? (stamp as string) : new Date(at).toISOString() };
   const corrected = new Date(at + skew);
   // A correction that leaves the representable range is no correction at all.
   if (Number.isNaN(corrected.getTime())) return { eventAt: new Date(at).toISOString() };

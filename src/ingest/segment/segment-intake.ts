@@ -10,6 +10,7 @@ import type { IngestContext } from '../ingest-context';
 import { originAllowed, receivedNow, requestContext, resolveTracker, type IngestDeps } from '../ingest-route';
 import { SEGMENT_LIMITS } from './limits';
 import { mapSegmentMessage, type SegmentEnvelope, type SegmentType } from './map-message';
+import { segmentTimeMs } from './message-time';
 import { messageKeyConflict, segmentWriteKey } from './write-key';
 
 type Fields = Record<string, unknown>;
@@ -80,7 +81,9 @@ export async function ingestSegment(ctx: IngestContext, body: unknown, bodyBytes
   if (!originAllowed(tracker, ctx.get('origin') || undefined)) throw new ApiError('ERR_ORIGIN_NOT_ALLOWED', `Origin ${ctx.get('origin')} is not allowed by this tracker.`);
 
   const receivedAt = receivedNow();
-  const envelope: SegmentEnvelope = { receivedAt, receivedAtMs: Date.parse(receivedAt), timeZone: tracker.timeZone, skewMs: deps.config.segmentClockSkewMs, sentAt: root.sentAt };
+  const envelope: SegmentEnvelope = { receivedAt, receivedAtMs: Date.parse(receivedAt), timeZone: tracker.timeZone, skewMs: deps.config.segmentClockSkewMs };
+  const sentAtMs = segmentTimeMs(root.sentAt, tracker.timeZone);
+  if (sentAtMs !== undefined) envelope.sentAtMs = sentAtMs;
   if (isObject(root.context)) envelope.context = root.context;
   if (isObject(root.integrations)) envelope.integrations = root.integrations;
   if (single) envelope.type = single;
@@ -105,8 +108,8 @@ export async function ingestSegment(ctx: IngestContext, body: unknown, bodyBytes
     rejected.push(entry);
   };
   /** Validates and keeps a record; its `_id`, or why it is refused. */
-  const add = (kind: RecordKind, fields: Fields, keyed: boolean, index: number): string | RecordError => {
-    const outcome = normalizeRecord({ kind, raw: fields, id: uuidv7(), invalidUnicode: tracker.invalidUnicode, receivedAt, timeZone: tracker.timeZone, limits, context });
+  const add = (kind: RecordKind, fields: Fields, keyed: boolean, index: number, eventAt?: string): string | RecordError => {
+    const outcome = normalizeRecord({ kind, raw: fields, id: uuidv7(), invalidUnicode: tracker.invalidUnicode, receivedAt, timeZone: tracker.timeZone, limits, context, eventAt });
     if (!outcome.ok) return outcome.error;
     if (privacy) applyPrivacy(outcome.record, privacy);
     bigInts ||= outcome.bigInts;
@@ -124,7 +127,7 @@ export async function ingestSegment(ctx: IngestContext, body: unknown, bodyBytes
     }
     const mapped = mapSegmentMessage(message, envelope);
     if (!mapped.ok) return refuse(i, message, mapped.error);
-    const id = add(mapped.kind, mapped.fields, mapped.keyed, i);
+    const id = add(mapped.kind, mapped.fields, mapped.keyed, i, mapped.eventAt);
     if (typeof id !== 'string') return refuse(i, message, id);
     ids[i] = id;
     // A session record that does not validate leaves its message stored: it is a by-product.

@@ -96,21 +96,21 @@ describe('sessions', () => {
 describe('times', () => {
   test('the client time is kept when its clock is within the threshold', () => {
     const out = mapped({ type: 'track', event: 'e', userId: 'u', timestamp: '2026-11-29T11:59:50.000Z', sentAt: '2026-11-29T11:59:59.000Z' });
-    expect(out.fields._event_at).toBe('2026-11-29T11:59:50.000Z');
+    expect(out.eventAt).toBe('2026-11-29T11:59:50.000Z');
     expect(out.fields.original_timestamp).toBeUndefined();
   });
 
   test('a clock two hours behind is corrected by receivedAt − sentAt, and the original kept', () => {
-    const out = mapped({ type: 'track', event: 'e', userId: 'u', originalTimestamp: '2026-11-29T09:59:00+00:00', timestamp: 'ignored' }, { sentAt: '2026-11-29T10:00:00.000Z' });
-    expect(out.fields._event_at).toBe('2026-11-29T11:59:00.000Z');
+    const out = mapped({ type: 'track', event: 'e', userId: 'u', originalTimestamp: '2026-11-29T09:59:00+00:00', timestamp: 'ignored' }, { sentAtMs: Date.parse('2026-11-29T10:00:00.000Z') });
+    expect(out.eventAt).toBe('2026-11-29T11:59:00.000Z');
     expect(out.fields.original_timestamp).toBe('2026-11-29T09:59:00+00:00');
   });
 
   test('years-old explicit times from a right clock are kept; unreadable ones fall back to the receive time', () => {
-    expect(mapped({ type: 'track', event: 'e', userId: 'u', timestamp: '2019-03-01T08:00:00.123456789Z', sentAt: '2026-11-29T11:59:59Z' }).fields._event_at).toBe('2019-03-01T08:00:00.123Z');
+    expect(mapped({ type: 'track', event: 'e', userId: 'u', timestamp: '2019-03-01T08:00:00.123456789Z', sentAt: '2026-11-29T11:59:59Z' }).eventAt).toBe('2019-03-01T08:00:00.123Z');
     const bad = mapped({ type: 'track', event: 'e', userId: 'u', timestamp: 'yesterday' });
-    expect(bad.fields).toMatchObject({ _event_at: RECEIVED, original_timestamp: 'yesterday' });
-    expect(mapped({ type: 'track', event: 'e', userId: 'u' }).fields._event_at).toBe(RECEIVED);
+    expect(bad).toMatchObject({ eventAt: RECEIVED, fields: { original_timestamp: 'yesterday' } });
+    expect(mapped({ type: 'track', event: 'e', userId: 'u' }).eventAt).toBe(RECEIVED);
   });
 });
 
