@@ -53,7 +53,7 @@ async function query(sql: string, count: number): Promise<unknown[][]> {
 test('identify, page and track from @segment/analytics-node land as a user, a session and events', async () => {
   const analytics = new Analytics({ writeKey: api.token, host: `http://127.0.0.1:${relay.port}`, flushAt: 50, flushInterval: 50 });
   const session = { integrations: { 'Actions Amplitude': { session_id: 1_795_000_000_000 } } };
-  const context = { page: { url: 'https://shop.example/?utm_source=news', referrer: 'https://news.example/' }, campaign: { source: 'news', medium: 'email' }, locale: 'fr-FR' };
+  const context = { page: { url: 'https://shop.example/?utm_source=news', referrer: 'https://news.example/' }, campaign: { name: 'spring', source: 'news', medium: 'email' }, locale: 'fr-FR' };
   analytics.page({ anonymousId: 'anon-9', name: 'Home', properties: { url: 'https://shop.example/', path: '/' }, context, ...session });
   analytics.identify({ userId: 'user-9', anonymousId: 'anon-9', traits: { email: 'ada@example.com', plan: 'free' }, context, ...session });
   analytics.track({ userId: 'user-9', anonymousId: 'anon-9', event: 'Order Completed', properties: { total: 12.5 }, context, ...session });
@@ -68,7 +68,7 @@ test('identify, page and track from @segment/analytics-node land as a user, a se
   // The traits merge: the later identify changed the plan and kept the email.
   expect(await query('select _uid, email, plan, anonymous_id from users', 1)).toEqual([['user-9', 'ada@example.com', 'pro', 'anon-9']]);
   // The session from its first message (the page), then given to the user.
-  expect(await query('select _sid, _uid, landing_page, referrer, utm_source, utm_medium, language from sessions', 1)).toEqual([
-    ['anon-9:1795000000000', 'user-9', 'https://shop.example/?utm_source=news', 'https://news.example/', 'news', 'email', 'fr-FR'],
+  expect(await query('select _sid, _uid, landing_page, referrer, utm_source, utm_medium, utm_campaign, language from sessions', 1)).toEqual([
+    ['anon-9:1795000000000', 'user-9', 'https://shop.example/?utm_source=news', 'https://news.example/', 'news', 'email', 'spring', 'fr-FR'],
   ]);
 });
