@@ -9,6 +9,7 @@ import { observeFinishedRequests } from '../http/request-observers';
 import { createOpsRouter } from '../http/ops-routes';
 import { createOpenApiRouter } from '../http/openapi/document';
 import { createSdkRouter } from '../http/sdk-routes';
+import { createAnalyticsJsRouter } from '../http/analytics-js-routes';
 import { createV3Router } from '../ingest/v3-routes';
 import { createImportRouter } from '../ingest/import-route';
 import type { ImportSink } from '../core/import/importer';
@@ -94,6 +95,9 @@ export function createApp(deps: AppDeps): Koa {
   const sdk = createSdkRouter();
   app.use(sdk.routes());
   app.use(sdk.allowedMethods());
+  const analyticsJs = createAnalyticsJsRouter();
+  app.use(analyticsJs.routes());
+  app.use(analyticsJs.allowedMethods());
   const openapi = createOpenApiRouter();
   app.use(openapi.routes());
   app.use(openapi.allowedMethods());

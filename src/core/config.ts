@@ -116,6 +116,8 @@ export interface Config {
   apiProcesses: number;
   /** Base URL printed in integration views. Default `http://localhost:<PORT>`. */
   publicUrl: string;
+  /** `PUBLIC_URL` was set: the relay's address for clients that must be told it (Segment's settings), not guessed from a request. */
+  publicUrlConfigured: boolean;
   /** Redis to use; unset means the embedded redis-server under `DATA_DIR/redis` (src/core/redis/embedded-redis.ts). */
   redisUrl: string | undefined;
   /**
@@ -294,6 +296,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     host: e.HOST,
     apiProcesses: e.API_PROCESSES.toLowerCase() === 'auto' ? os.availableParallelism() : Number(e.API_PROCESSES),
     publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    publicUrlConfigured: e.PUBLIC_URL !== undefined,
     redisUrl: e.REDIS_URL,
     redisCluster,
     redisPrefix: keyspace.global,

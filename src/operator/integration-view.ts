@@ -3,6 +3,7 @@ import type { PrivacyAction } from '../core/trackers/privacy-rules';
 import { builtSdkManifest } from '../core/sdk-manifest';
 import type { Tracker } from '../core/trackers/types';
 import { SDK_METHODS } from '../sdk/methods';
+import { buildSegmentView, renderSegmentViewText, type SegmentView } from './segment-snippets';
 
 export type ExampleForm = 'post-json' | 'post-json-token' | 'post-gzip' | 'get-params' | 'get-data' | 'pixel';
 
@@ -51,6 +52,8 @@ export interface IntegrationView {
   sdkSnippet: string;
   /** The same, pinned to the built version with its Subresource Integrity; absent when the SDK is not built. */
   sdkPinnedSnippet?: string;
+  /** Segment's and RudderStack's SDKs pointed at `/v1`, the token as their write key. */
+  segment: SegmentView;
   /** What the tracker does to personal data before storing it; empty: everything is stored as sent. */
   privacyRules: PrivacyRuleView[];
 }
@@ -155,6 +158,7 @@ export function buildIntegrationView(tracker: Tracker, token: string, publicUrl:
     curl: endpoints.flatMap((e) => curlExamples(e, token)),
     pixelSnippet: `<img src="${escapeHtml(event.pixelUrl)}" width="1" height="1" alt="">`,
     ...sdkSnippets(baseUrl, token),
+    segment: buildSegmentView(baseUrl, token),
     privacyRules: privacyRuleViews(tracker),
   };
 }
@@ -181,8 +185,9 @@ export function renderIntegrationViewText(view: IntegrationView): string {
   const order = [...shown.filter((c) => c.kind === 'event'), ...shown.filter((c) => c.kind !== 'event')];
   for (const c of order) lines.push(`  # ${c.title} (/v3/${c.kind})`, `  ${c.command}`, '');
   lines.push('Website (the browser SDK: page views, sessions, tributary.track)', ...view.sdkSnippet.split('\n').map((l) => `  ${l}`), '');
-  lines.push('<img> pixel', `  ${view.pixelSnippet}`);
-  lines.push('', 'Personal data');
+  lines.push('<img> pixel', `  ${view.pixelSnippet}`, '');
+  lines.push(...renderSegmentViewText(view.segment));
+  lines.push('Personal data');
   if (view.privacyRules.length === 0) lines.push('  no rules: every property is stored as sent');
   for (const r of view.privacyRules) lines.push(`  ${r.property}: ${r.action}, ${r.effect}`);
   return lines.join('\n');

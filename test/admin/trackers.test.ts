@@ -120,6 +120,9 @@ describe('GET /trackers/:id/integration', () => {
     expect(res.body.endpoints.map((e: { kind: string }) => e.kind)).toEqual(['user', 'session', 'event']);
     expect(res.body.curl.length).toBeGreaterThan(0);
     expect(res.body.pixelSnippet).toContain('https://track.example/v3/event/tracker.gif');
+    expect(res.body.segment).toMatchObject({ endpoint: 'https://track.example/v1', writeKey: admin.api.token, apiHost: 'track.example/v1' });
+    const python = res.body.segment.snippets.find((s: { sdk: string }) => s.sdk === 'analytics-python');
+    expect(python.code).toBe(`import segment.analytics as analytics\n\nanalytics.write_key = "${admin.api.token}"\nanalytics.host = "https://track.example"`);
   });
 
   test('an unknown tracker is a 404', async () => {

@@ -75,6 +75,12 @@ test('create with every option stores them and prints the view as text', async (
   expect(out).toContain(`Token: ${shopToken}`);
   expect(out).toContain(`curl -sS '${PUBLIC_URL}/v3/event' -H 'Authorization: Tracker ${shopToken}'`);
   expect(out).toContain(`<img src="${PUBLIC_URL}/v3/event/tracker.gif?_token=${shopToken}&amp;`);
+  // Segment's and RudderStack's SDKs, pointed at /v1 with the token as write key.
+  const host = new URL(PUBLIC_URL).host;
+  expect(out).toContain('Segment / RudderStack SDKs (write key = the token; docs/segment.md)');
+  expect(out).toContain(`AnalyticsBrowser.load({ writeKey: "${shopToken}", cdnURL: "${PUBLIC_URL}" }, { integrations: { 'Segment.io': { apiHost: "${host}/v1"`);
+  expect(out).toContain(`.apiHost("${host}/v1")`);
+  expect(out).toContain(`new Analytics("${shopToken}", { dataPlaneUrl: "${PUBLIC_URL}" })`);
 });
 
 test('list prints a table, and JSON with --json', async () => {

@@ -118,6 +118,11 @@ browserSuite('console e2e')('console in a browser', () => {
     await page.getByRole('button', { name: 'Copy website snippet' }).click();
     expect(await readClipboard()).toContain(`<script async src="${base}/sdk.js" data-token="${token}"></script>`);
 
+    // Segment's SDKs, folded away: the relay's address and the token as their write key.
+    await page.getByText('Settings for each SDK').click();
+    await page.getByRole('button', { name: 'Copy Node.js (@segment/analytics-node)' }).click();
+    expect(await readClipboard()).toContain(`new Analytics({ writeKey: "${token}", host: "${base}" });`);
+
     await page.getByRole('button', { name: 'Copy POST URL for event' }).click();
     const postUrl = await readClipboard();
     expect(postUrl).toBe(`${base}/v3/event`);

@@ -11,12 +11,15 @@ import { ERROR_CODES } from '../../src/core/errors';
 import { ERROR_CODE_ENUM, RESPONSES } from '../../src/http/openapi/components';
 import { createOpenApiRouter, OPENAPI_DOCUMENT, OPENAPI_PATH } from '../../src/http/openapi/document';
 import { STATUS_OF } from '../../src/http/openapi/responses';
-import type { Method, Operation, Parameter, Reference } from '../../src/http/openapi/types';
+import type { Method, Operation, Parameter, Reference, Response } from '../../src/http/openapi/types';
 import { createOpsRouter } from '../../src/http/ops-routes';
 import { createSdkRouter } from '../../src/http/sdk-routes';
+import { createAnalyticsJsRouter } from '../../src/http/analytics-js-routes';
 import { URL_PARAMETERS } from '../../src/ingest/payload';
 import { createV3Router } from '../../src/ingest/v3-routes';
 import { createImportRouter } from '../../src/ingest/import-route';
+import { SEGMENT_PREFIX } from '../../src/ingest/segment/segment-answers';
+import { createSegmentRouter, SEGMENT_BATCH_PATHS, SEGMENT_SINGLE_PATHS } from '../../src/ingest/segment/segment-routes';
 import { createWebhookRouter } from '../../src/ingest/webhooks/route';
 import { useAdminApi } from '../helpers/admin-api';
 
@@ -27,18 +30,26 @@ const METHODS: Method[] = ['get', 'post', 'patch', 'delete', 'head'];
 function routers(): Router[] {
   return [
     createV3Router({ config: loadConfig({}) } as never),
+    createSegmentRouter({} as never),
     createWebhookRouter({} as never),
     createImportRouter({} as never),
     createOpsRouter({} as never),
     createOpenApiRouter(),
     createSdkRouter(),
+    createAnalyticsJsRouter(),
     createAdminRouter({ token: 'unused' } as never),
     createConsoleRouter(),
   ];
 }
 
-/** `/v3/webhooks/:tracker/:source` → `/v3/webhooks/{tracker}/{source}`; `/admin/` → `/admin`. */
-const openApiPath = (koaPath: string) => koaPath.replace(/:(\w+)/g, '{$1}').replace(/(.)\/$/, '$1');
+/**
+ * `/v3/webhooks/:tracker/:source` → `/v3/webhooks/{tracker}/{source}`; `/admin/` → `/admin`. The
+ * Segment router is strict: its `/v1/import/` (analytics-java's) is a route of its own.
+ */
+const openApiPath = (koaPath: string) => {
+  const p = koaPath.replace(/:(\w+)/g, '{$1}');
+  return p.startsWith(`${SEGMENT_PREFIX}/`) ? p : p.replace(/(.)\/$/, '$1');
+};
 
 interface CodeRoute {
   key: string;
@@ -134,6 +145,40 @@ describe('the OpenAPI document and the code agree', () => {
       }
     }
     expect(Object.keys(RESPONSES).filter((n) => !used.has(n))).toEqual([]);
+  });
+});
+
+describe('the /v1 paths (Segment’s HTTP API)', () => {
+  const v1 = () => operations().filter((o) => o.path.startsWith(`${SEGMENT_PREFIX}/`));
+
+  test('document every batch and single-call path the router takes, as POST', () => {
+    const posts = new Set(v1().filter((o) => o.method === 'post').map((o) => o.path));
+    for (const p of [...SEGMENT_BATCH_PATHS, ...Object.keys(SEGMENT_SINGLE_PATHS)]) expect({ path: `${SEGMENT_PREFIX}${p}`, documented: posts.has(`${SEGMENT_PREFIX}${p}`) }).toEqual({ path: `${SEGMENT_PREFIX}${p}`, documented: true });
+    expect(posts.has(`${SEGMENT_PREFIX}/import/`)).toBe(true);
+    expect(v1().map((o) => o.key)).toEqual(expect.arrayContaining([`POST ${SEGMENT_PREFIX}/m`, `GET ${SEGMENT_PREFIX}/projects/{writeKey}/settings`]));
+  });
+
+  test('answer 200 with a JSON body, and errors in the body Segment’s SDKs read, 429 and 503 with Retry-After', () => {
+    const segmentError = resolve<{ required: string[] }>({ $ref: '#/components/schemas/SegmentErrorAnswer' });
+    expect(segmentError.required).toEqual(expect.arrayContaining(['success', 'code', 'message', 'error']));
+    for (const { key, op, path: p } of v1()) {
+      expect({ key, json: resolve<Response>(op.responses['200']!).content?.['application/json'] !== undefined }).toEqual({ key, json: true });
+      for (const [status, answer] of Object.entries(op.responses)) {
+        if (status === '200') continue;
+        const response = resolve<Response>(answer);
+        const schema = (response.content?.['application/json']?.schema as Reference).$ref;
+        // Only the HTTP server's own refusals, before any route, keep v3's body.
+        const expected = status === '408' || status === '431' ? '#/components/schemas/ErrorAnswer' : '#/components/schemas/SegmentErrorAnswer';
+        expect({ key, status, schema }).toEqual({ key, status, schema: expected });
+        if (status === '429' || status === '503') expect({ key, status, retryAfter: response.headers?.['Retry-After'] !== undefined }).toEqual({ key, status, retryAfter: true });
+      }
+      if (op.requestBody) {
+        for (const status of ['400', '401', '403', '413', '415', '429', '503']) expect({ key, status, answered: status in op.responses }).toEqual({ key, status, answered: true });
+        expect(op.security).toEqual([{ segmentBasic: [] }, { trackerHeader: [] }, {}]);
+        expect(p).not.toMatch(/\{/);
+      }
+    }
+    expect(doc.components.securitySchemes.segmentBasic).toMatchObject({ type: 'http', scheme: 'basic' });
   });
 });
 

@@ -38,6 +38,7 @@ export function IntegrationTab({ tracker }: { tracker: Tracker }) {
         <Endpoint key={e.kind} endpoint={e} view={v} />
       ))}
       {event && <Snippets event={event} view={v} />}
+      <SegmentSdks view={v} />
       <PersonalData view={v} />
       <WebhookBuilder baseUrl={v.baseUrl} token={v.token} />
     </>
@@ -136,6 +137,33 @@ function Website({ view }: { view: IntegrationView }) {
           <CopyField value={view.sdkPinnedSnippet} label="Copy pinned website snippet" multiline />
         </details>
       )}
+    </section>
+  );
+}
+
+/** Segment's and RudderStack's SDKs, pointed at /v1 with the token as their write key (docs/segment.md). */
+function SegmentSdks({ view }: { view: IntegrationView }) {
+  const s = view.segment;
+  return (
+    <section class="card" aria-labelledby="segment-heading">
+      <h2 id="segment-heading">Segment / RudderStack SDKs</h2>
+      <p class="hint">
+        An app already using Segment’s or RudderStack’s SDKs sends here once pointed at <code>{s.endpoint}</code>, with the token as its write key.
+      </p>
+      <details class="curl">
+        <summary>Settings for each SDK</summary>
+        <dl class="copy-list">
+          {s.snippets.map((x) => (
+            <div key={x.sdk} class="copy-item" data-testid={`segment-${x.sdk}`}>
+              <dt>{x.title}</dt>
+              <dd>
+                {x.note && <p class="hint">{x.note}</p>}
+                <CopyField value={x.code} label={`Copy ${x.title}`} multiline />
+              </dd>
+            </div>
+          ))}
+        </dl>
+      </details>
     </section>
   );
 }

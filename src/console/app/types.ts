@@ -118,6 +118,21 @@ export interface CurlExample {
   command: string;
 }
 
+export interface SdkSnippet {
+  sdk: string;
+  title: string;
+  code: string;
+  note?: string;
+}
+
+/** Segment's and RudderStack's SDKs pointed at the relay's /v1. */
+export interface SegmentView {
+  endpoint: string;
+  writeKey: string;
+  apiHost: string;
+  snippets: SdkSnippet[];
+}
+
 export interface IntegrationView {
   trackerId: string;
   trackerName: string;
@@ -129,6 +144,7 @@ export interface IntegrationView {
   pixelSnippet: string;
   sdkSnippet: string;
   sdkPinnedSnippet?: string;
+  segment: SegmentView;
   privacyRules: PrivacyRuleView[];
 }
 

@@ -1,3 +1,4 @@
+import { SEGMENT_RESPONSES, SEGMENT_SCHEMAS } from './segment-components';
 import type { OpenApiDocument, Reference, Response } from './types';
 
 export const ref = (to: string): Reference => ({ $ref: `#/components/${to}` });
@@ -59,6 +60,7 @@ export const RESPONSES = {
   AdminMediaType: errorResponse('Admin bodies are JSON.', ['ERR_UNSUPPORTED_MEDIA_TYPE']),
   ConsoleNotBuilt: errorResponse('The console is not built: run npm run build.', ['ERR_CONSOLE_NOT_BUILT']),
   SdkNotBuilt: errorResponse('The browser SDK is not built: run npm run build.', ['ERR_SDK_NOT_BUILT']),
+  ...SEGMENT_RESPONSES,
 } as const satisfies Record<string, Response>;
 
 export type ResponseName = keyof typeof RESPONSES;
@@ -116,6 +118,7 @@ export const COMPONENTS: OpenApiDocument['components'] = {
   securitySchemes: {
     trackerHeader: { type: 'apiKey', in: 'header', name: 'Authorization', description: '`Authorization: Tracker <token>`. Another scheme (Basic, Bearer) is not ours and is ignored.' },
     trackerQuery: { type: 'apiKey', in: 'query', name: '_token', description: 'The token as a URL parameter, for pixels, scripts and senders that cannot set headers.' },
+    segmentBasic: { type: 'http', scheme: 'basic', description: 'On `/v1` only: the write key (a tracker token) as the user name, the password empty, as Segment’s and RudderStack’s SDKs send it: `Authorization: Basic base64("<key>:")` (the colon is optional).' },
     adminBearer: { type: 'http', scheme: 'bearer', description: 'The admin token (ADMIN_TOKEN, or DATA_DIR/admin-token).' },
     adminCookie: { type: 'apiKey', in: 'cookie', name: 'tributary_admin', description: "The console's session cookie, set by POST /admin/api/session. Changes with it must come from the server's own origin." },
   },
@@ -143,6 +146,7 @@ export const COMPONENTS: OpenApiDocument['components'] = {
   },
   responses: RESPONSES,
   schemas: {
+    ...SEGMENT_SCHEMAS,
     ErrorCode: { type: 'string', enum: ERROR_CODE_ENUM, description: 'docs/sending-data.md ("Errors") lists each code with its status and meaning.' },
     Error: {
       type: 'object',

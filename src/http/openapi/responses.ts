@@ -28,6 +28,15 @@ export const STATUS_OF: Readonly<Record<ResponseName, number>> = {
   AdminMediaType: 415,
   ConsoleNotBuilt: 503,
   SdkNotBuilt: 503,
+  SegmentBadRequest: 400,
+  SegmentUnauthorized: 401,
+  SegmentForbidden: 403,
+  SegmentPayloadTooLarge: 413,
+  SegmentUnsupportedMediaType: 415,
+  SegmentRateLimited: 429,
+  SegmentUnavailable: 503,
+  SegmentMethodNotAllowed: 405,
+  SegmentInternal: 500,
 };
 
 /** `{ "<status>": {$ref} }` for the named error answers; two with one status cannot share an operation. */

@@ -99,7 +99,8 @@ export function createSegmentRouter(deps: IngestDeps): Router {
     ctx.state.trackerId = tracker.id;
     if (!originAllowed(tracker, ctx.get('origin') || undefined)) throw new ApiError('ERR_ORIGIN_NOT_ALLOWED', `Origin ${ctx.get('origin')} is not allowed by this tracker.`);
     ctx.set('Cache-Control', `public, max-age=${SETTINGS_MAX_AGE_SECONDS}`);
-    ctx.body = segmentSettings(writeKey, `${ctx.protocol}://${ctx.host}`);
+    // PUBLIC_URL when set: behind a proxy the request's own host and scheme may be internal ones.
+    ctx.body = segmentSettings(writeKey, deps.config.publicUrlConfigured ? deps.config.publicUrl : `${ctx.protocol}://${ctx.host}`);
   });
   return router;
 }

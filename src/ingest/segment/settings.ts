@@ -3,14 +3,14 @@
  * before it sends anything, and that the Swift and Kotlin SDKs fetch from their `cdnHost`:
  * - `integrations["Segment.io"].apiKey` is the write key analytics-next puts in every event and in
  *   its Basic header: without it events go out with no key at all;
- * - `apiHost` names this relay, and the mobile SDKs obey it over their own setting, so it must
- *   never name Segment's;
+ * - `apiHost` names this relay (`PUBLIC_URL` when set, else the host the settings were asked of),
+ *   and the mobile SDKs obey it over their own setting, so it must never name Segment's;
  * - one integration, no remote plugins and no middleware, so the SDK loads nothing more from a CDN;
  * - remote metrics off (`sampleRate: 0`), and pointed here should a client sample anyway.
  */
-export function segmentSettings(writeKey: string, origin: string): Record<string, unknown> {
-  const url = new URL(origin);
-  const apiHost = `${url.host}/v1`;
+export function segmentSettings(writeKey: string, baseUrl: string): Record<string, unknown> {
+  const url = new URL(baseUrl);
+  const apiHost = `${url.host}${url.pathname.replace(/\/+$/, '')}/v1`;
   return {
     integrations: {
       'Segment.io': {
