@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
 import { recordError, type RecordError } from '../../core/errors';
+import { stringifyExactJson } from '../../core/records/exact-json';
 import { CLIENT_KEY_PATTERN } from '../../core/records/normalize';
 import { nullProtoObject, type RecordKind } from '../../core/records/types';
 import { contextColumns, sessionProperties } from './context-columns';
@@ -44,19 +45,21 @@ const fail = (error: RecordError): MappedMessage => ({ ok: false, error });
 
 /** A short, stable key for any text: what a `messageId` or session that cannot be an `_id` becomes. */
 export function hashedKey(prefix: string, text: string): string {
-  return `${prefix}${hash('sha256', text, 'hex').slice(0, 32)}`;
+  // Hashed as UTF-8, where every lone surrogate is U+FFFD: such text is hashed as its JSON escapes, so two never meet.
+  return `${prefix}${hash('sha256', text.isWellFormed() ? text : JSON.stringify(text), 'hex').slice(0, 32)}`;
 }
 
 /** `messageId` as `_id`: kept when it fits `_id`'s rules, else hashed, so it still deduplicates. */
 function messageKey(messageId: unknown): string | undefined {
   if (messageId === undefined || messageId === null || messageId === '') return undefined;
-  const text = typeof messageId === 'string' ? messageId : JSON.stringify(messageId);
+  const text = typeof messageId === 'string' ? messageId : stringifyExactJson(messageId);
   return CLIENT_KEY_PATTERN.test(text) ? text : hashedKey('seg-', text);
 }
 
-/** An id as SDKs send them: non-empty text, or a number (analytics-python turns them into text). */
+/** An id as SDKs send them: non-empty text, or a number (analytics-python turns them into text); one past 2^53 keeps its digits. */
 function idOf(value: unknown): string | number | undefined {
   if (typeof value === 'string') return value.length > 0 ? value : undefined;
+  if (typeof value === 'bigint') return value.toString();
   return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 }
 

@@ -1,4 +1,5 @@
 import { eventTimeMs } from '../../core/records/event-time';
+import { stringifyExactJson } from '../../core/records/exact-json';
 
 /**
  * When a Segment message happened. The SDKs stamp `timestamp` (or `originalTimestamp`) with the
@@ -35,14 +36,17 @@ function isCanonical(text: string): boolean {
   return text.length === 24 && text.charCodeAt(23) === 90 && text.charCodeAt(19) === 46 && text.charCodeAt(10) === 84;
 }
 
+const FIRST_MS = Date.parse('0001-01-01T00:00:00.000Z');
+const LAST_MS = Date.parse('9999-12-31T23:59:59.999Z');
+
 export function messageTime(stamp: unknown, sentMs: number | undefined, receivedAtMs: number, receivedAt: string, timeZone: string, skewMs: number): MessageTime {
   if (stamp === undefined || stamp === null) return { eventAt: receivedAt };
   const at = segmentTimeMs(stamp, timeZone);
-  if (at === undefined) return { eventAt: receivedAt, original: typeof stamp === 'string' ? stamp : JSON.stringify(stamp) };
+  if (at === undefined) return { eventAt: receivedAt, original: typeof stamp === 'string' ? stamp : stringifyExactJson(stamp) };
   const skew = sentMs === undefined ? 0 : receivedAtMs - sentMs;
   if (Math.abs(skew) <= skewMs) return { eventAt: isCanonical(stamp as string) ? (stamp as string) : new Date(at).toISOString() };
   const corrected = new Date(at + skew);
-  // A correction that leaves the representable range is no correction at all.
-  if (Number.isNaN(corrected.getTime())) return { eventAt: new Date(at).toISOString() };
+  // A correction that leaves years 0001–9999 (what `_event_at` and the destinations take) is no correction at all.
+  if (!(corrected.getTime() >= FIRST_MS && corrected.getTime() <= LAST_MS)) return { eventAt: new Date(at).toISOString() };
   return { eventAt: corrected.toISOString(), original: stamp as string };
 }

@@ -3,7 +3,7 @@ import type { ErrorBody } from '../../core/errors';
 /** Where Segment's HTTP API is served: its SDKs are pointed at `<relay>/v1`. */
 export const SEGMENT_PREFIX = '/v1';
 
-export const isSegmentPath = (path: string): boolean => path.startsWith(`${SEGMENT_PREFIX}/`);
+export const isSegmentPath = (path: string): boolean => path === SEGMENT_PREFIX || path.startsWith(`${SEGMENT_PREFIX}/`);
 
 /**
  * A refusal on a `/v1` path. `code` and `message` at the top are what analytics-python reads

@@ -119,7 +119,7 @@ export async function ingestSegment(ctx: IngestContext, body: unknown, bodyBytes
     return outcome.record.id;
   };
 
-  messages.forEach((message, i) => {
+  const take = (message: unknown, i: number): void => {
     if (!isObject(message)) return refuse(i, message, recordError('ERR_INVALID_PAYLOAD', undefined, 'Each message must be a JSON object.'));
     if (key !== undefined && messageKeyConflict(message, key)) return refuse(i, message, recordError('ERR_TOKEN_CONFLICT', 'writeKey', 'The message carries another writeKey than the request.'));
     if (measure && Buffer.byteLength(stringifyExactJson(message)) > SEGMENT_LIMITS.messageBytes) {
@@ -132,6 +132,15 @@ export async function ingestSegment(ctx: IngestContext, body: unknown, bodyBytes
     ids[i] = id;
     // A session record that does not validate leaves its message stored: it is a by-product.
     for (const session of mapped.sessions ?? []) add('session', session, true, -1);
+  };
+  messages.forEach((message, i) => {
+    try {
+      take(message, i);
+    } catch (err) {
+      // JSON.stringify of a value nested deeper than the stack (a messageId, a timestamp, the size check).
+      if (!(err instanceof RangeError)) throw err;
+      refuse(i, message, recordError('ERR_TOO_DEEP', undefined, 'The message is nested too deeply to be read.'));
+    }
   });
   if (rejected.length > 0) {
     for (const r of rejected) deps.metrics.recordsRejected.inc({ code: r.code });

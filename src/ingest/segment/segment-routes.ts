@@ -43,6 +43,8 @@ async function readJson(ctx: IngestContext, deps: IngestDeps, single: boolean): 
   try {
     return { body: parseExactJson(text), bytes: raw.length };
   } catch (err) {
+    // The exact-integer parser recurses: a body nested thousands deep is too deep, not malformed.
+    if (err instanceof RangeError) throw new ApiError('ERR_TOO_DEEP', 'The body is nested too deeply to be read.');
     throw new ApiError('ERR_MALFORMED_JSON', `The body is not valid JSON: ${(err as Error).message}`);
   }
 }

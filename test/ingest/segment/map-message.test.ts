@@ -132,3 +132,12 @@ describe('write key', () => {
     expect(() => basicWriteKey('Basic !!!')).toThrow(ApiError);
   });
 });
+
+describe('odd ids', () => {
+  test('messageIds with different lone surrogates stay apart; ids past 2^53 keep their digits', () => {
+    const a = mapped({ type: 'track', event: 'e', userId: 'u', messageId: 'm\ud800' });
+    const b = mapped({ type: 'track', event: 'e', userId: 'u', messageId: 'm\udbff' });
+    expect(a.fields._id).not.toBe(b.fields._id);
+    expect(mapped({ type: 'track', event: 'e', userId: 12345678901234567890n }).fields._uid).toBe('12345678901234567890');
+  });
+});
