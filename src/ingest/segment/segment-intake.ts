@@ -9,6 +9,7 @@ import { dedupMember } from '../dedup';
 import type { IngestContext } from '../ingest-context';
 import { originAllowed, receivedNow, requestContext, resolveTracker, type IngestDeps } from '../ingest-route';
 import { SEGMENT_LIMITS } from './limits';
+import { batchMessageSizes } from './message-sizes';
 import { mapSegmentMessage, type SegmentEnvelope, type SegmentType } from './map-message';
 import { segmentTimeMs } from './message-time';
 import { messageKeyConflict, segmentWriteKey } from './write-key';
@@ -68,7 +69,7 @@ const idText = (v: unknown): string | undefined => (typeof v === 'string' ? v : 
  * personal-data rules, store everything in one write, report per message. A bad message is
  * reported and never fails the others.
  */
-export async function ingestSegment(ctx: IngestContext, body: unknown, bodyBytes: number, deps: IngestDeps, single?: SegmentType): Promise<SegmentOutcome> {
+export async function ingestSegment(ctx: IngestContext, body: unknown, raw: Buffer, deps: IngestDeps, single?: SegmentType): Promise<SegmentOutcome> {
   const { limits } = deps.config;
   const { root, messages } = messagesOf(body, single !== undefined);
   ctx.state.recordCount = messages.length;
@@ -89,8 +90,12 @@ export async function ingestSegment(ctx: IngestContext, body: unknown, bodyBytes
   if (single) envelope.type = single;
   const context = tracker.captureContext ? requestContext(ctx) : undefined;
   if (context && privacy) applyPrivacyToContext(context, privacy);
-  // A body within one message's limit holds no message past it: only larger ones are measured.
-  const measure = bodyBytes > SEGMENT_LIMITS.messageBytes;
+  // A body within one message's limit holds no message past it: only larger ones are measured,
+  // each as it was sent, else (a batch spelled so the byte pass cannot find it) as JSON again.
+  const measure = raw.length > SEGMENT_LIMITS.messageBytes;
+  const found = measure ? batchMessageSizes(raw) : undefined;
+  const sizes = found?.length === messages.length ? found : undefined;
+  const sizeOf = (message: unknown, i: number) => sizes?.[i] ?? Buffer.byteLength(stringifyExactJson(message));
   const dedupOn = tracker.dedupWindowHours > 0;
 
   const records: TrackedRecord[] = [];
@@ -122,7 +127,7 @@ export async function ingestSegment(ctx: IngestContext, body: unknown, bodyBytes
   const take = (message: unknown, i: number): void => {
     if (!isObject(message)) return refuse(i, message, recordError('ERR_INVALID_PAYLOAD', undefined, 'Each message must be a JSON object.'));
     if (key !== undefined && messageKeyConflict(message, key)) return refuse(i, message, recordError('ERR_TOKEN_CONFLICT', 'writeKey', 'The message carries another writeKey than the request.'));
-    if (measure && Buffer.byteLength(stringifyExactJson(message)) > SEGMENT_LIMITS.messageBytes) {
+    if (measure && sizeOf(message, i) > SEGMENT_LIMITS.messageBytes) {
       return refuse(i, message, recordError('ERR_PAYLOAD_TOO_LARGE', undefined, `A message is at most ${SEGMENT_LIMITS.messageBytes} bytes of JSON, as at Segment.`));
     }
     const mapped = mapSegmentMessage(message, envelope);

@@ -36,12 +36,12 @@ export const SEGMENT_SINGLE_PATHS: Readonly<Record<string, SegmentType>> = {
 /** How long a client may keep the settings: a changed tracker reaches browsers within it. */
 const SETTINGS_MAX_AGE_SECONDS = 300;
 
-async function readJson(ctx: IngestContext, deps: IngestDeps, single: boolean): Promise<{ body: unknown; bytes: number }> {
+async function readJson(ctx: IngestContext, deps: IngestDeps, single: boolean): Promise<{ body: unknown; raw: Buffer }> {
   const { raw } = await readBodyBytes(ctx, segmentBodyLimits(deps.config.limits, single));
   const text = utf8Text(raw);
   if (text.trim().length === 0) throw new ApiError('ERR_INVALID_PAYLOAD', single ? 'The body is empty: send one message as JSON.' : 'The body is empty: send {"batch": [messages…]}.');
   try {
-    return { body: parseExactJson(text), bytes: raw.length };
+    return { body: parseExactJson(text), raw };
   } catch (err) {
     // The exact-integer parser recurses: a body nested thousands deep is too deep, not malformed.
     if (err instanceof RangeError) throw new ApiError('ERR_TOO_DEEP', 'The body is nested too deeply to be read.');
@@ -79,14 +79,14 @@ export function createSegmentRouter(deps: IngestDeps): Router {
   const router = new Router({ prefix: SEGMENT_PREFIX, strict: true });
   for (const path of SEGMENT_BATCH_PATHS) {
     router.post(path, async (ctx: IngestContext) => {
-      const { body, bytes } = await readJson(ctx, deps, false);
-      renderBatch(ctx, await ingestSegment(ctx, body, bytes, deps));
+      const { body, raw } = await readJson(ctx, deps, false);
+      renderBatch(ctx, await ingestSegment(ctx, body, raw, deps));
     });
   }
   for (const [path, type] of Object.entries(SEGMENT_SINGLE_PATHS)) {
     router.post(path, async (ctx: IngestContext) => {
-      const { body, bytes } = await readJson(ctx, deps, true);
-      renderSingle(ctx, await ingestSegment(ctx, body, bytes, deps, type));
+      const { body, raw } = await readJson(ctx, deps, true);
+      renderSingle(ctx, await ingestSegment(ctx, body, raw, deps, type));
     });
   }
   // analytics-next's own error metrics: answered, so it does not retry them, and dropped.
