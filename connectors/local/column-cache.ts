@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { TableColumn } from './column-plan';
+import type { TableColumn } from '../shared/column-plan';
 
 /**
  * Each table's columns as the writer's connection last read them, kept from one batch to the

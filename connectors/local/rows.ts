@@ -2,7 +2,7 @@ import { stringifyExactJson } from '../../src/core/records/exact-json';
 import type { Properties, RecordKind, RequestContext } from '../../src/core/records/types';
 import { ownValue } from '../shared/infer-type';
 import { contextValue, CONTEXT_COLUMN, PROPERTIES_COLUMN, type ReservedColumn, type ReservedValues } from '../shared/reserved-columns';
-import { cellText, type ColumnPlan } from './column-plan';
+import { cellText, type ColumnPlan } from '../shared/column-plan';
 import { SQL_TYPE } from './sql';
 import type { StagedColumn, StagedRow } from './stage';
 import { fixedColumns } from './tables';

@@ -1,7 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { RECORD_KINDS } from '../../src/core/records/types';
 import type { ColumnType } from '../shared/infer-type';
-import type { ColumnPlan, TableColumn } from './column-plan';
+import type { ColumnPlan, TableColumn } from '../shared/column-plan';
 import { cachedColumns, forgetColumns } from './column-cache';
 import { quoteIdent, SQL_TYPE } from './sql';
 import { createTableSql } from './tables';

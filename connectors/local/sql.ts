@@ -1,4 +1,5 @@
 import type { ColumnType } from '../shared/infer-type';
+import type { ColumnRules } from '../shared/column-plan';
 
 /** A quoted identifier: property names become column names verbatim, whatever they contain. */
 export const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
@@ -43,3 +44,6 @@ export function columnTypeOf(sqlType: string): ColumnType | undefined {
       return undefined;
   }
 }
+
+/** DuckDB's naming and types, for the shared column plan. `SYSTEM_COLUMNS` are added by tables.ts. */
+export const DUCKDB_NAMING: Omit<ColumnRules, 'system'> = { fold: foldIdent, usable: isUsableIdent, typeOf: columnTypeOf };

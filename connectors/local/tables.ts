@@ -1,9 +1,13 @@
 import type { RecordKind } from '../../src/core/records/types';
 import { CONTEXT_COLUMN, KEY_COLUMN, PROPERTIES_COLUMN, RESERVED_COLUMNS, RESERVED_COLUMNS_BY_KIND, type ReservedColumn } from '../shared/reserved-columns';
-import { quoteIdent } from './sql';
+import type { ColumnRules } from '../shared/column-plan';
+import { DUCKDB_NAMING, quoteIdent } from './sql';
 
 /** Columns that are never property columns, whatever the table: a property with one of these names (in any case) stays in `_properties`. */
 export const SYSTEM_COLUMNS: readonly string[] = [...RESERVED_COLUMNS, CONTEXT_COLUMN, PROPERTIES_COLUMN];
+
+/** How the local warehouse's tables name and type property columns (connectors/shared/column-plan.ts). */
+export const LOCAL_COLUMN_RULES: ColumnRules = { system: SYSTEM_COLUMNS, ...DUCKDB_NAMING };
 
 export const TABLE: Readonly<Record<RecordKind, string>> = { user: 'users', session: 'sessions', event: 'events' };
 

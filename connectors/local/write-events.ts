@@ -2,11 +2,11 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { TrackedRecord } from '../../src/core/records/types';
 import { uniqueById } from '../shared/batch-records';
 import { reservedValues } from '../shared/reserved-columns';
-import { planColumns, touchedColumns } from './column-plan';
+import { planColumns, touchedColumns } from '../shared/column-plan';
 import { createRowMapper } from './rows';
 import { applyColumnPlan, readColumns } from './schema';
 import { columnList, dropStage, stageRows } from './stage';
-import { TABLE } from './tables';
+import { LOCAL_COLUMN_RULES, TABLE } from './tables';
 
 /**
  * Appends events, each exactly once: `_id` is the primary key and a conflict is skipped, so a
@@ -18,7 +18,7 @@ export async function writeEvents(conn: DuckDBConnection, records: readonly Trac
   const events = uniqueById(records);
   const properties = events.map((r) => r.properties);
 
-  const plan = await applyColumnPlan(conn, TABLE.event, planColumns(await readColumns(conn, TABLE.event), properties, maxColumns));
+  const plan = await applyColumnPlan(conn, TABLE.event, planColumns(LOCAL_COLUMN_RULES, await readColumns(conn, TABLE.event), properties, maxColumns));
   const mapper = createRowMapper('event', plan, touchedColumns(plan, properties));
   const select = await stageRows(
     conn,

@@ -3,12 +3,12 @@ import { parseExactJson } from '../../src/core/records/exact-json';
 import type { Properties } from '../../src/core/records/types';
 import { applyChange, type MergedChange, type UpsertKind } from '../shared/coalesce-upserts';
 import { CONTEXT_COLUMN, KEY_COLUMN, reservedValuesOfChange } from '../shared/reserved-columns';
-import { planColumns, touchedColumns } from './column-plan';
+import { planColumns, touchedColumns } from '../shared/column-plan';
 import { createRowMapper } from './rows';
 import { applyColumnPlan, readColumns } from './schema';
 import { quoteIdent } from './sql';
 import { columnList, dropStage, stageRows } from './stage';
-import { fixedColumns, TABLE } from './tables';
+import { fixedColumns, LOCAL_COLUMN_RULES, TABLE } from './tables';
 
 /** The stored `_properties` of the given keys; keys without a row are absent. */
 async function readStored(conn: DuckDBConnection, kind: UpsertKind, keys: readonly string[]): Promise<Map<string, Properties>> {
@@ -45,7 +45,7 @@ export async function writeUpserts(conn: DuckDBConnection, kind: UpsertKind, cha
   );
   const states = changes.map((c) => applyChange(stored.get(c.key), c.properties));
 
-  const plan = await applyColumnPlan(conn, table, planColumns(await readColumns(conn, table), states, maxColumns));
+  const plan = await applyColumnPlan(conn, table, planColumns(LOCAL_COLUMN_RULES, await readColumns(conn, table), states, maxColumns));
   const mapper = createRowMapper(kind, plan, touchedColumns(plan, states));
   const select = await stageRows(
     conn,

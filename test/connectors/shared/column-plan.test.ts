@@ -1,4 +1,5 @@
-import { cellText, planColumns, touchedColumns } from '../../../connectors/local/column-plan';
+import { cellText, planColumns, touchedColumns } from '../../../connectors/shared/column-plan';
+import { LOCAL_COLUMN_RULES } from '../../../connectors/local/tables';
 import type { JsonValue, Properties } from '../../../src/core/records/types';
 
 const p = (o: Record<string, JsonValue>): Properties => Object.assign(Object.create(null) as Properties, o);
@@ -9,7 +10,7 @@ const base = [
 
 describe('planColumns', () => {
   it('adds new properties typed by their first non-null value', () => {
-    const plan = planColumns(base, [p({ a: null, b: 'x' }), p({ a: 1, b: 2 })], 100);
+    const plan = planColumns(LOCAL_COLUMN_RULES, base, [p({ a: null, b: 'x' }), p({ a: 1, b: 2 })], 100);
     expect(plan.add).toEqual([
       { name: 'b', type: 'string' },
       { name: 'a', type: 'integer' },
@@ -18,33 +19,33 @@ describe('planColumns', () => {
   });
 
   it('widens an existing integer column on a fraction, and adds a new one directly as float', () => {
-    const plan = planColumns([...base, { name: 'n', sqlType: 'BIGINT' }], [p({ n: 1.5, m: 1 }), p({ m: 2.5 })], 100);
+    const plan = planColumns(LOCAL_COLUMN_RULES, [...base, { name: 'n', sqlType: 'BIGINT' }], [p({ n: 1.5, m: 1 }), p({ m: 2.5 })], 100);
     expect(plan.widen).toEqual([{ name: 'n', type: 'float' }]);
     expect(plan.add).toEqual([{ name: 'm', type: 'float' }]);
     expect(plan.columns.get('n')).toBe('float');
   });
 
   it('changes nothing on a conflict and writes NULL for the value', () => {
-    const plan = planColumns([...base, { name: 'n', sqlType: 'BIGINT' }], [p({ n: 'x' })], 100);
+    const plan = planColumns(LOCAL_COLUMN_RULES, [...base, { name: 'n', sqlType: 'BIGINT' }], [p({ n: 'x' })], 100);
     expect(plan.add).toEqual([]);
     expect(plan.widen).toEqual([]);
     expect(cellText(plan.columns.get('n')!, 'x')).toBeNull();
   });
 
   it('leaves columns of types it does not write alone', () => {
-    const plan = planColumns([...base, { name: 'when', sqlType: 'DATE' }], [p({ when: '2026-01-01' })], 100);
+    const plan = planColumns(LOCAL_COLUMN_RULES, [...base, { name: 'when', sqlType: 'DATE' }], [p({ when: '2026-01-01' })], 100);
     expect(plan.add).toEqual([]);
     expect(plan.columns.has('when')).toBe(false);
   });
 
   it('skips case collisions, system names, unusable names and names beyond the limit', () => {
-    const plan = planColumns([...base, { name: 'Plan', sqlType: 'VARCHAR' }], [p({ plan: 'x', _ID: 'y', '': 1, 'a\u0000': 1, ok: 1, more: 1 })], 2);
+    const plan = planColumns(LOCAL_COLUMN_RULES, [...base, { name: 'Plan', sqlType: 'VARCHAR' }], [p({ plan: 'x', _ID: 'y', '': 1, 'a\u0000': 1, ok: 1, more: 1 })], 2);
     expect(plan.add).toEqual([{ name: 'ok', type: 'integer' }]);
     expect([...plan.columns.keys()]).toEqual(['Plan', 'ok']);
   });
 
   it('stages only the columns some row gives a value to', () => {
-    const plan = planColumns([...base, { name: 'old', sqlType: 'VARCHAR' }], [p({ a: 1, b: null })], 100);
+    const plan = planColumns(LOCAL_COLUMN_RULES, [...base, { name: 'old', sqlType: 'VARCHAR' }], [p({ a: 1, b: null })], 100);
     expect(touchedColumns(plan, [p({ a: 1, b: null, old: null })])).toEqual(['a']);
   });
 });

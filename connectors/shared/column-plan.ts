@@ -1,7 +1,5 @@
 import type { JsonValue, Properties } from '../../src/core/records/types';
-import { columnValue, inferType, widen as widenType, type ColumnType } from '../shared/infer-type';
-import { columnTypeOf, foldIdent, isUsableIdent } from './sql';
-import { SYSTEM_COLUMNS } from './tables';
+import { columnValue, inferType, widen as widenType, type ColumnType } from './infer-type';
 
 /** A column as the database reports it. */
 export interface TableColumn {
@@ -19,6 +17,18 @@ export interface ColumnPlan {
   columns: ReadonlyMap<string, ColumnType>;
 }
 
+/** How a SQL database names and types columns: what differs between DuckDB and PostgreSQL. */
+export interface ColumnRules {
+  /** Columns that are never property columns (the reserved ones, `_context`, `_properties`). */
+  system: readonly string[];
+  /** The form two names share when the database takes them for one column (DuckDB folds ASCII case). */
+  fold(name: string): string;
+  /** Whether the database can take the name as a column at all. */
+  usable(name: string): boolean;
+  /** The column type a column of this SQL type holds, or `undefined` for one Tributary does not write. */
+  typeOf(sqlType: string): ColumnType | undefined;
+}
+
 interface Slot {
   name: string;
   /** `undefined`: a system column, or a column of a type Tributary does not write. */
@@ -27,17 +37,17 @@ interface Slot {
 }
 
 /**
- * Decides, without I/O, how a table's columns follow a batch's properties (see
- * `TYPE_AND_NAMING_RULES` in index.ts for the rules as users read them). Rows are visited in
- * batch order, so the first spelling and the first type of a new property win.
+ * Decides, without I/O, how a table's columns follow a batch's properties (each SQL connector's
+ * index.ts states the rules as users read them). Rows are visited in batch order, so the first
+ * spelling and the first type of a new property win.
  */
-export function planColumns(table: readonly TableColumn[], rows: readonly Properties[], maxColumns: number): ColumnPlan {
+export function planColumns(rules: ColumnRules, table: readonly TableColumn[], rows: readonly Properties[], maxColumns: number): ColumnPlan {
   const slots = new Map<string, Slot>();
-  for (const name of SYSTEM_COLUMNS) slots.set(foldIdent(name), { name, type: undefined, added: false });
+  for (const name of rules.system) slots.set(rules.fold(name), { name, type: undefined, added: false });
   let propertyColumns = 0;
   for (const column of table) {
-    if (SYSTEM_COLUMNS.includes(column.name)) continue;
-    slots.set(foldIdent(column.name), { name: column.name, type: columnTypeOf(column.sqlType), added: false });
+    if (rules.system.includes(column.name)) continue;
+    slots.set(rules.fold(column.name), { name: column.name, type: rules.typeOf(column.sqlType), added: false });
     propertyColumns++;
   }
 
@@ -47,7 +57,7 @@ export function planColumns(table: readonly TableColumn[], rows: readonly Proper
     for (const name of Object.keys(row)) {
       const type = inferType(row[name]!);
       if (type === undefined) continue;
-      const slot = slots.get(foldIdent(name));
+      const slot = slots.get(rules.fold(name));
       if (slot) {
         if (slot.name !== name || slot.type === undefined) continue;
         const wider = slot.type === 'integer' ? widenType('integer', type) : undefined;
@@ -57,9 +67,9 @@ export function planColumns(table: readonly TableColumn[], rows: readonly Proper
         }
         continue;
       }
-      if (!isUsableIdent(name) || propertyColumns >= maxColumns) continue;
+      if (!rules.usable(name) || propertyColumns >= maxColumns) continue;
       const fresh: Slot = { name, type, added: true };
-      slots.set(foldIdent(name), fresh);
+      slots.set(rules.fold(name), fresh);
       added.push(fresh);
       propertyColumns++;
     }
@@ -67,7 +77,7 @@ export function planColumns(table: readonly TableColumn[], rows: readonly Proper
 
   const columns = new Map<string, ColumnType>();
   for (const slot of slots.values()) {
-    if (slot.type !== undefined && !SYSTEM_COLUMNS.includes(slot.name)) columns.set(slot.name, slot.type);
+    if (slot.type !== undefined && !rules.system.includes(slot.name)) columns.set(slot.name, slot.type);
   }
   return { add: added.map((s) => ({ name: s.name, type: s.type! })), widen: [...widen].map(([name, type]) => ({ name, type })), columns };
 }
@@ -75,8 +85,8 @@ export function planColumns(table: readonly TableColumn[], rows: readonly Proper
 /**
  * The staged text of one cell, cast to the column's SQL type on insert; `null` when the property
  * is absent or null, or when its value does not fit the column (that value lives on in
- * `_properties`). Numbers use JavaScript's shortest round-trip form, which DuckDB parses back
- * exactly; a bigint its digits.
+ * `_properties`). Numbers use JavaScript's shortest round-trip form, which SQL databases parse
+ * back exactly; a bigint its digits.
  */
 export function cellText(column: ColumnType, value: JsonValue | undefined): string | null {
   const cell = columnValue(column, value);
