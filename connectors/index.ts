@@ -11,5 +11,6 @@ export function createDefaultRegistry(): ConnectorRegistry {
     { type: 'local', load: () => (require('./local') as typeof import('./local')).localConnector as Connector },
     { type: 'google-sheets', load: () => (require('./google-sheets') as typeof import('./google-sheets')).googleSheetsConnector as Connector },
     { type: 'bigquery', load: () => (require('./bigquery') as typeof import('./bigquery')).bigqueryConnector as Connector },
+    { type: 'postgres', load: () => (require('./postgres') as typeof import('./postgres')).postgresConnector as Connector },
   ]);
 }

@@ -1,11 +1,12 @@
 import { stringifyExactJson } from './records/exact-json';
 
 /**
- * Destination secrets (an inline service-account key) and a tracker's privacy secret (with it, a
+ * Destination secrets (an inline service-account key, a database password; a connection string
+ * that may hold one, until it is split) and a tracker's privacy secret (with it, a
  * hashed e-mail can be found by hashing guesses) never reach a terminal, a script's log or an
  * admin API response. One list, shared by the CLI's JSON output and the admin API.
  */
-const SECRET_KEYS = new Set(['credentials', 'private_key', 'privateKey', 'client_secret', 'privacySecret']);
+const SECRET_KEYS = new Set(['credentials', 'private_key', 'privateKey', 'client_secret', 'privacySecret', 'password']);
 
 /** What a secret reads as once redacted; sent back unchanged in an update, it means "keep the stored value". */
 export const REDACTED = '[redacted]';

@@ -8,7 +8,7 @@ function fakeConnector(type: string): Connector {
 
 test('the default registry names every type without loading, and each loads the connector of its name', () => {
   const registry = createDefaultRegistry();
-  expect(registry.types()).toEqual(['bigquery', 'google-sheets', 'local']);
+  expect(registry.types()).toEqual(['bigquery', 'google-sheets', 'local', 'postgres']);
   for (const type of registry.types()) expect(registry.get(type)?.type).toBe(type);
   expect(registry.get('nope')).toBeUndefined();
 });
