@@ -90,6 +90,8 @@ export type DestinationDetails = Record<string, string | number | boolean | null
 export interface SetupStep {
   text: string;
   url?: string;
+  /** Text to copy and run elsewhere (SQL, a command), shown as code with a copy button. */
+  code?: string;
 }
 
 /**
@@ -103,6 +105,12 @@ export interface SetupGuide {
   keySetting?: string;
   /** What to do with the key's account once it is known; `{email}` stands for its e-mail. */
   afterKey?: string;
+  /**
+   * A setting that stands for several others and is split into them when saved (a connection string
+   * into host, port, user…). Given in an edit, it replaces the parts saved before, except those
+   * changed beside it.
+   */
+  splits?: { setting: string; into: string[] };
   steps: SetupStep[];
 }
 

@@ -6,6 +6,12 @@ export type SslMode = (typeof SSL_MODES)[number];
 /** A PostgreSQL identifier as Tributary creates it: lower case, so that it needs no quotes in queries. */
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
+/**
+ * Text that may arrive as a number: the CLI reads `--setting password=1234` as JSON, so a numeric
+ * password, role or database name (or a config file's unquoted one) is taken as its digits.
+ */
+const text = <T extends z.ZodType>(schema: T) => z.preprocess((value) => (typeof value === 'number' && Number.isFinite(value) ? String(value) : value), schema);
+
 const Fields = z.strictObject({
   /**
    * A connection string (`postgres://user:password@host:5432/database?sslmode=require`), as the
@@ -17,14 +23,14 @@ const Fields = z.strictObject({
     .optional()
     .describe('A connection string, e.g. postgres://tributary:secret@db.example.com:5432/analytics?sslmode=require. Split into host, port, database, user, password and sslmode when saved.'),
   /** Default `localhost`. A path (`/var/run/postgresql`) is a Unix socket's directory. */
-  host: z.string().min(1).optional().describe('The server: a host name or address, or a Unix socket directory. Default: localhost.'),
+  host: text(z.string().min(1)).optional().describe('The server: a host name or address, or a Unix socket directory. Default: localhost.'),
   /** Default 5432. */
   port: z.number().int().min(1).max(65_535).optional().describe('Default: 5432.'),
-  database: z.string().min(1).max(63).optional().describe('The database the tables go in. Required (or in url).'),
+  database: text(z.string().min(1).max(63)).optional().describe('The database the tables go in. Required (or in url).'),
   /** Default `postgres`. */
-  user: z.string().min(1).optional().describe('The role Tributary logs in as. Default: postgres.'),
+  user: text(z.string().min(1)).optional().describe('The role Tributary logs in as. Default: postgres.'),
   /** A secret: shown redacted, kept when a client sends the redacted marker back. */
-  password: z.string().optional().describe('The role’s password; none for trust or peer authentication.'),
+  password: text(z.string()).optional().describe('The role’s password; none for trust or peer authentication.'),
   /**
    * `disable` (default): no TLS; `require`: TLS without checking the certificate; `verify-ca`:
    * a certificate signed by a known authority (Node's, plus NODE_EXTRA_CA_CERTS); `verify-full`:
@@ -52,7 +58,8 @@ function splitUrl(settings: Fields, ctx: z.RefinementCtx): Omit<Fields, 'url'> {
   if (url === undefined) return rest;
   let parsed: URL;
   try {
-    parsed = new URL(url);
+    // libpq takes an empty host (`postgres://user@/db?host=/var/run/postgresql`, a Unix socket); a URL does not.
+    parsed = new URL(url.replace(/^(postgres(?:ql)?:\/\/[^/?#]*@)(?=[/?#]|$)/i, '$1localhost'));
   } catch {
     ctx.addIssue({ code: 'custom', path: ['url'], message: 'not a connection string: expected postgres://user:password@host:5432/database' });
     return rest;
@@ -62,7 +69,8 @@ function splitUrl(settings: Fields, ctx: z.RefinementCtx): Omit<Fields, 'url'> {
     return rest;
   }
   const out: Omit<Fields, 'url'> = { ...rest };
-  const host = parsed.searchParams.get('host') ?? decodeURIComponent(parsed.hostname);
+  // An IPv6 address is written in brackets in a URL ([::1]), without them to connect.
+  const host = parsed.searchParams.get('host') ?? decodeURIComponent(parsed.hostname).replace(/^\[(.*)\]$/, '$1');
   if (out.host === undefined && host) out.host = host;
   if (out.port === undefined && parsed.port) out.port = Number(parsed.port);
   const database = decodeURIComponent(parsed.pathname.replace(/^\//, ''));

@@ -15,6 +15,11 @@ export function copyCell(text: string | null): string {
   return NEEDS_ESCAPE.test(text) ? text.replace(/[\\\t\n\r\u0000]/g, (c) => ESCAPES[c]!) : text;
 }
 
+/** Text as PostgreSQL can hold it: each NUL as U+FFFD. */
+export function storableText(text: string): string {
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
+}
+
 /** JSON text with each `\u0000` escape as `\ufffd`; an escaped backslash before `u0000` is left alone. */
 export function jsonbText(json: string): string {
   return json.includes('\\u0000') ? json.replace(/(?<!\\)((?:\\\\)*)\\u0000/g, '$1\\ufffd') : json;

@@ -5,6 +5,7 @@ import { guardWrite } from '../shared/write-guard';
 import { DEFAULT_BATCH_RECORDS, describeTarget, PostgresSettingsSchema, resolveSettings, type PostgresSettings, type ResolvedPostgresSettings } from './config';
 import { toConnectorError } from './errors';
 import { SchemaState } from './schema';
+import { POSTGRES_SETUP } from './setup';
 import { qualified } from './sql';
 import { TABLE } from './tables';
 import { writeBatch } from './write-batch';
@@ -34,21 +35,30 @@ const BATCH_MAX_AGE_MS = 250;
  * Property names are column names verbatim, case included (`Plan` and `plan` are two columns). A
  * name longer than 63 bytes (PostgreSQL would cut it, and two long names would meet), the empty
  * name, a name with NUL, a reserved name, and properties beyond `maxColumns` (1000; PostgreSQL
- * allows 1 600 columns) are in `_properties` only.
+ * allows 1 600 columns, dropped ones included, which schema.ts counts) are in `_properties` only.
+ * So are the cells of a row that would not fit in PostgreSQL's 8 KB a row (a thousand numbers in
+ * one record: row-size.ts).
+ *
+ * ## Changed by hand
+ * A column dropped, or added in another type, while a writer runs: the batch reads the catalog
+ * again and is written at once; a column of a type Tributary does not write is left alone.
  *
  * ## Exactly once, and merges
  * One transaction per batch. Events are staged by `COPY` and inserted `ON CONFLICT (_id) DO
  * NOTHING`. Users and sessions: the batch's updates of a key are folded into one, the stored rows
  * are read and locked (`FOR UPDATE`), merged by top-level property (later values win, `null`
- * clears) and written whole.
+ * clears) and written whole. A key with no row yet is inserted `ON CONFLICT DO NOTHING`, and merged
+ * again if another writer (another partition) made its row meanwhile: no update is lost.
  *
  * ## Text PostgreSQL refuses
- * A NUL character (U+0000) becomes U+FFFD in text and JSON alike; the record is stored.
+ * A NUL character (U+0000) becomes U+FFFD in text, JSON and ids alike (a user id with NUL is one
+ * row, found again by the same id); the record is stored.
  */
 export const postgresConnector: Connector<PostgresSettings> = {
   type: 'postgres',
   description: 'A PostgreSQL database (your own, RDS, Cloud SQL, Supabase, Neon): users, sessions and events tables in a schema per tracker.',
   settingsSchema: PostgresSettingsSchema,
+  setup: POSTGRES_SETUP,
   batch: { maxRecords: DEFAULT_BATCH_RECORDS, maxAgeMs: BATCH_MAX_AGE_MS },
   batchFor: (settings) => ({ maxRecords: settings.batchRecords ?? DEFAULT_BATCH_RECORDS, maxAgeMs: BATCH_MAX_AGE_MS }),
   // History goes in the same set-based way as live traffic, in larger transactions.
@@ -102,14 +112,18 @@ function createPostgresWriter(ctx: DestinationContext<PostgresSettings>): Destin
       try {
         return await writeBatch(pool, settings, state, records, describe);
       } catch (err) {
-        throw isConnectorError(err) ? err : toConnectorError(target, err);
+        throw isConnectorError(err) ? err : toConnectorError(target, err, settings);
       }
     },
     async test(signal) {
       guard(signal);
       const client = await pool.connect().catch((err: unknown) => {
-        throw toConnectorError(target, err);
+        throw toConnectorError(target, err, settings);
       });
+      // As in a batch (write-batch.ts): the server going away must fail the test, not end the process.
+      let lost: Error | undefined;
+      const onLost = (err: Error) => (lost = err);
+      client.on('error', onLost);
       try {
         await client.query('BEGIN');
         const probe = new SchemaState();
@@ -117,13 +131,15 @@ function createPostgresWriter(ctx: DestinationContext<PostgresSettings>): Destin
         // Proves the rights a batch needs (create a stage, insert) without leaving anything.
         await client.query(`CREATE TEMP TABLE tributary_probe (x int) ON COMMIT DROP`);
         await client.query(`SELECT 1 FROM ${qualified(settings.schema, TABLE.event)} LIMIT 1`);
+        const version = await client.query<{ v: string }>(`SELECT current_setting('server_version') AS v`);
         await client.query('COMMIT');
-        return { notes: [`tables users, sessions and events ready in ${target}`] };
+        return { notes: [`tables users, sessions and events ready in ${target} (PostgreSQL ${version.rows[0]?.v ?? 'of unknown version'})`] };
       } catch (err) {
         await client.query('ROLLBACK').catch(() => undefined);
-        throw toConnectorError(target, err);
+        throw toConnectorError(target, err, settings);
       } finally {
-        client.release();
+        client.removeListener('error', onLost);
+        client.release(lost);
       }
     },
     async close() {

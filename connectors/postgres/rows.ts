@@ -4,6 +4,7 @@ import { cellText, type ColumnPlan } from '../shared/column-plan';
 import { ownValue } from '../shared/infer-type';
 import { contextValue, CONTEXT_COLUMN, PROPERTIES_COLUMN, type ReservedColumn, type ReservedValues } from '../shared/reserved-columns';
 import { jsonbText } from './copy-text';
+import { fitRow } from './row-size';
 import { SQL_TYPE } from './sql';
 import type { StagedColumn, StagedRow } from './stage';
 import { fixedColumns } from './tables';
@@ -18,8 +19,10 @@ export interface RowMapper {
 export function createRowMapper(kind: RecordKind, plan: ColumnPlan, touched: readonly string[]): RowMapper {
   const fixed = fixedColumns(kind);
   const typed = touched.map((name) => ({ name, type: plan.columns.get(name)! }));
+  const columns = [...fixed, ...typed.map(({ name, type }) => ({ name, sqlType: SQL_TYPE[type] }))];
+  const sqlTypes = columns.map((c) => c.sqlType);
   return {
-    columns: [...fixed, ...typed.map(({ name, type }) => ({ name, sqlType: SQL_TYPE[type] }))],
+    columns,
     row(reserved, context, properties) {
       const cells: Array<string | null> = [];
       for (const { name } of fixed) {
@@ -36,7 +39,7 @@ export function createRowMapper(kind: RecordKind, plan: ColumnPlan, touched: rea
         const cell = cellText(type, ownValue(properties, name));
         cells.push(cell !== null && type === 'json' ? jsonbText(cell) : cell);
       }
-      return cells;
+      return fitRow(sqlTypes, cells, fixed.length);
     },
   };
 }

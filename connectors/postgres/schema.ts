@@ -1,8 +1,17 @@
 import type { PoolClient } from 'pg';
 import type { ColumnPlan, TableColumn } from '../shared/column-plan';
 import type { ColumnType } from '../shared/infer-type';
-import { qualified, quoteIdent, SQL_TYPE } from './sql';
+import { qualified, quoteIdent, SQL_TYPE, SYSTEM_COLUMNS } from './sql';
 import { schemaSql } from './tables';
+
+/** PostgreSQL's most columns a table, dropped ones included (MaxHeapAttributeNumber). */
+const MAX_TABLE_COLUMNS = 1600;
+
+interface TableCatalog {
+  columns: TableColumn[];
+  /** Columns the table has used, dropped ones included. */
+  attributes: number;
+}
 
 /**
  * What a writer knows of its schema between batches: whether the tables were made, and each
@@ -11,7 +20,7 @@ import { schemaSql } from './tables';
  */
 export class SchemaState {
   ready = false;
-  private readonly columns = new Map<string, TableColumn[]>();
+  private readonly columns = new Map<string, TableCatalog>();
 
   forget(): void {
     this.ready = false;
@@ -20,21 +29,43 @@ export class SchemaState {
 
   async ensure(client: PoolClient, schema: string): Promise<void> {
     if (this.ready) return;
-    for (const statement of schemaSql(schema)) await client.query(statement);
+    // CREATE SCHEMA IF NOT EXISTS wants CREATE on the database even when the schema exists, which a
+    // role given a schema made for it (docs/connect-postgres.md) does not have: made only when missing.
+    const { rowCount } = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
+    for (const statement of schemaSql(schema)) {
+      if (rowCount === 0 || !statement.startsWith('CREATE SCHEMA')) await client.query(statement);
+    }
     this.ready = true;
   }
 
   /** A table's columns in table order; read from the catalog once, then kept. */
   async read(client: PoolClient, schema: string, table: string): Promise<TableColumn[]> {
+    return (await this.catalog(client, schema, table)).columns;
+  }
+
+  /**
+   * The most property columns the table can have: `maxColumns`, or fewer when PostgreSQL's 1 600
+   * columns a table would be reached first. A dropped column keeps its number (attnum) until the
+   * table is rewritten by a dump and restore, so columns dropped by hand count too; the properties
+   * that find no column stay in `_properties`.
+   */
+  async columnLimit(client: PoolClient, schema: string, table: string, maxColumns: number): Promise<number> {
+    const { columns, attributes } = await this.catalog(client, schema, table);
+    const properties = columns.filter((c) => !SYSTEM_COLUMNS.includes(c.name)).length;
+    return Math.min(maxColumns, properties + Math.max(0, MAX_TABLE_COLUMNS - attributes));
+  }
+
+  private async catalog(client: PoolClient, schema: string, table: string): Promise<TableCatalog> {
     const known = this.columns.get(table);
     if (known) return known;
     const { rows } = await client.query<{ column_name: string; data_type: string }>(
       `SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position`,
       [schema, table],
     );
-    const columns = rows.map((r) => ({ name: r.column_name, sqlType: r.data_type }));
-    this.columns.set(table, columns);
-    return columns;
+    const count = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_attribute WHERE attrelid = to_regclass($1) AND attnum > 0`, [qualified(schema, table)]);
+    const catalog = { columns: rows.map((r) => ({ name: r.column_name, sqlType: r.data_type })), attributes: count.rows[0]?.n ?? 0 };
+    this.columns.set(table, catalog);
+    return catalog;
   }
 
   /**

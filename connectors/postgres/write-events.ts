@@ -27,7 +27,8 @@ export async function writeEvents(target: TableTarget, records: readonly Tracked
   // A record repeated inside one batch would meet itself in the statement.
   const events = uniqueById(records);
   const properties = events.map((r) => r.properties);
-  const plan = await state.apply(client, schema, TABLE.event, planColumns(POSTGRES_COLUMN_RULES, await state.read(client, schema, TABLE.event), properties, target.maxColumns));
+  const limit = await state.columnLimit(client, schema, TABLE.event, target.maxColumns);
+  const plan = await state.apply(client, schema, TABLE.event, planColumns(POSTGRES_COLUMN_RULES, await state.read(client, schema, TABLE.event), properties, limit));
   const mapper = createRowMapper('event', plan, touchedColumns(plan, properties));
   const stage = await stageRows(
     client,

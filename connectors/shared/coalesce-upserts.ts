@@ -75,3 +75,28 @@ export function applyChange(stored: Properties | undefined, change: Properties):
   }
   return next;
 }
+
+/** What a destination stored of a key's latest update: its `_id` and `_received_at`. */
+export interface StoredLatest {
+  id: string;
+  /** ISO 8601 UTC, as records carry it. */
+  receivedAt: string;
+}
+
+/**
+ * The order guard: a change older than the stored row (its latest update was received before the
+ * row's, e.g. a dead letter replayed days later, or a batch retried after newer ones went) never
+ * overwrites a newer value. It only fills properties the row does not have; its clears are no-ops;
+ * the row keeps its `_id`, `_received_at`, `_context` and session `_uid`. A change as new as the
+ * row or newer is returned as it is.
+ */
+export function guardLateChange(change: MergedChange, stored: Properties | undefined, latest: StoredLatest | undefined): MergedChange {
+  if (!stored || !latest || Date.parse(change.latest.receivedAt) >= Date.parse(latest.receivedAt)) return change;
+  const gaps = Object.create(null) as Properties;
+  for (const name of Object.keys(change.properties)) {
+    const value = change.properties[name]!;
+    if (value !== null && !Object.hasOwn(stored, name)) gaps[name] = value;
+  }
+  const { uid: _uid, context: _context, ...rest } = change;
+  return { ...rest, properties: gaps, latest: { ...change.latest, id: latest.id, receivedAt: latest.receivedAt } };
+}

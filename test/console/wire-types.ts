@@ -17,6 +17,7 @@ import type { SourceView as ServerSourceView } from '../../src/operator/source-v
 import type { MemorySnapshot as ServerMemorySnapshot } from '../../src/core/redis/memory-budget';
 import type { TrafficPicture as ServerTrafficPicture } from '../../src/core/series/traffic';
 import type { DestinationPicture as ServerDestinationPicture } from '../../jobs/destination-series';
+import type { SetupGuide as ServerSetupGuide } from '../../connectors/types';
 
 type Fits<Server, Mirror> = [Server] extends [Mirror] ? true : false;
 type Check<T extends true> = T;
@@ -35,4 +36,5 @@ export type WireTypesFit = [
   Check<Fits<ServerMemorySnapshot, Console.MemorySnapshot>>,
   Check<Fits<ServerTrafficPicture, Console.TrafficPicture>>,
   Check<Fits<ServerDestinationPicture, Console.DestinationPicture>>,
+  Check<Fits<ServerSetupGuide, Console.SetupGuide>>,
 ];

@@ -36,12 +36,19 @@ export function DestinationForm({ trackerId, connectors, existing, onSaved, onCa
 
   /**
    * Settings to send. A new key replaces the stored one: the stored key's file (shown under Advanced)
-   * is not sent with it, which the schema would refuse as two credentials.
+   * is not sent with it, which the schema would refuse as two credentials. Likewise a connection
+   * string pasted in an edit replaces the parts the last one was split into, unless changed here:
+   * sent along, they would win over it, the old password among them.
    */
   const formSettings = () => {
     const result = toSettings(fields, state, original);
     const keySetting = connector?.setup?.keySetting;
     if (keySetting && result.settings[keySetting] !== undefined && result.settings.keyFile === original.keyFile) delete result.settings.keyFile;
+    const splits = connector?.setup?.splits;
+    if (existing && splits && result.settings[splits.setting] !== undefined) {
+      const saved = initialState(fields, original);
+      for (const name of splits.into) if (state[name] === saved[name]) delete result.settings[name];
+    }
     return result;
   };
 

@@ -26,11 +26,11 @@ export function Linked({ text }: { text: string }) {
   return <>{parts.map((part, i) => (i % 2 === 1 ? <a key={i} href={part} target="_blank" rel="noopener noreferrer">{part}</a> : part))}</>;
 }
 
-/** The steps to take outside Tributary, each with a link to the page where it is done. */
+/** The steps to take outside Tributary, each with a link to the page where it is done and what to copy there. */
 export function SetupSteps({ guide }: { guide: SetupGuide }) {
   return (
     <ol class="setup-steps" aria-label="Before you start">
-      {guide.steps.map((step) => (
+      {guide.steps.map((step, i) => (
         <li key={step.text}>
           {step.text}
           {step.url && (
@@ -41,6 +41,7 @@ export function SetupSteps({ guide }: { guide: SetupGuide }) {
               </a>
             </>
           )}
+          {step.code && <CopyField value={step.code} label={`Copy the text of step ${i + 1}`} multiline />}
         </li>
       ))}
     </ol>

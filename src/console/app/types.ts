@@ -249,7 +249,8 @@ export interface SetupGuide {
   primary: Array<{ setting: string; label: string; hint: string }>;
   keySetting?: string;
   afterKey?: string;
-  steps: Array<{ text: string; url?: string }>;
+  splits?: { setting: string; into: string[] };
+  steps: Array<{ text: string; url?: string; code?: string }>;
 }
 
 export interface ConnectorInfo {
