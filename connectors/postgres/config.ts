@@ -30,7 +30,7 @@ const Fields = z.strictObject({
   /** Default `postgres`. */
   user: text(z.string().min(1)).optional().describe('The role Tributary logs in as. Default: postgres.'),
   /** A secret: shown redacted, kept when a client sends the redacted marker back. */
-  password: text(z.string()).optional().describe('The role’s password; none for trust or peer authentication.'),
+  password: text(z.string()).optional().describe('The role’s password; none for trust or peer authentication.').meta({ format: 'password' }),
   /**
    * `disable` (default): no TLS; `require`: TLS without checking the certificate; `verify-ca`:
    * a certificate signed by a known authority (Node's, plus NODE_EXTRA_CA_CERTS); `verify-full`:

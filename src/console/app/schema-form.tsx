@@ -181,7 +181,8 @@ export function SchemaFields({ fields, state, onChange, errors, original }: { fi
                 {(p) => (
                   <input
                     {...p}
-                    type="text"
+                    type={f.schema.format === 'password' ? 'password' : 'text'}
+                    autoComplete={f.schema.format === 'password' ? 'new-password' : undefined}
                     inputMode={f.schema.format === 'uri' ? 'url' : undefined}
                     spellcheck={false}
                     autoCapitalize="off"
