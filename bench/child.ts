@@ -19,8 +19,11 @@ const CHILDREN_OUT = path.join(__dirname, '..', 'node_modules', '.cache', 'bench
  * `__name()` call, which costs the request path something production never pays.
  */
 export function buildChildren(): void {
+  // The compiler's own file: TypeScript 7's package exports no `bin/tsc`, and resolving it by that
+  // name threw inside the try below, so children ran whatever an earlier build had left.
+  const tsc = path.join(path.dirname(require.resolve('typescript/package.json')), 'bin', 'tsc');
   try {
-    execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', CHILDREN_TSCONFIG], { stdio: 'inherit' });
+    execFileSync(process.execPath, [tsc, '-p', CHILDREN_TSCONFIG], { stdio: 'inherit' });
   } catch {
     // tsc still emits on type errors (noEmitOnError is off): a half-finished edit elsewhere should not stop a measurement.
     console.error('bench: tsc reported type errors (above); running the JavaScript it emitted anyway.');

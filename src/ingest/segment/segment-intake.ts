@@ -114,7 +114,8 @@ export async function ingestSegment(ctx: IngestContext, body: unknown, raw: Buff
   };
   /** Validates and keeps a record; its `_id`, or why it is refused. */
   const add = (kind: RecordKind, fields: Fields, keyed: boolean, index: number, eventAt?: string): string | RecordError => {
-    const outcome = normalizeRecord({ kind, raw: fields, id: uuidv7(), invalidUnicode: tracker.invalidUnicode, receivedAt, timeZone: tracker.timeZone, limits, context, eventAt });
+    // A message with its messageId keeps it as `_id`: no id is made for it.
+    const outcome = normalizeRecord({ kind, raw: fields, id: typeof fields._id === 'string' ? fields._id : uuidv7(), invalidUnicode: tracker.invalidUnicode, receivedAt, timeZone: tracker.timeZone, limits, context, eventAt });
     if (!outcome.ok) return outcome.error;
     if (privacy) applyPrivacy(outcome.record, privacy);
     bigInts ||= outcome.bigInts;
