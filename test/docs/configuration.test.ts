@@ -4,11 +4,12 @@ import { ENV_VARIABLES } from '../../src/core/config';
 
 /**
  * docs/configuration.md is the settings reference: its tables list exactly the environment
- * variables src/core/config.ts reads, plus those the Google client libraries read themselves, and
+ * variables src/core/config.ts reads, plus those the Google client libraries, the PostgreSQL driver
+ * and Node read themselves, and
  * each default it gives as a value is the one .env.example sets.
  */
 const ROOT = path.join(__dirname, '..', '..');
-const LIBRARY_VARIABLES = ['HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY', 'GOOGLE_APPLICATION_CREDENTIALS'];
+const LIBRARY_VARIABLES = ['HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY', 'GOOGLE_APPLICATION_CREDENTIALS', 'PGPASSWORD', 'NODE_EXTRA_CA_CERTS'];
 
 const page = readFileSync(path.join(ROOT, 'docs', 'configuration.md'), 'utf8');
 /** `| \`NAME\` | default | what |` rows of the page's tables. */
