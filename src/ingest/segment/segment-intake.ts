@@ -63,13 +63,28 @@ function countByKind(records: readonly TrackedRecord[]): Map<RecordKind, number>
 
 const idText = (v: unknown): string | undefined => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined);
 
+/** A request's messages as records, ready to store: nothing of the parsed body is kept. */
+export interface MappedRequest {
+  tracker: Tracker;
+  records: TrackedRecord[];
+  /** Per record, its deduplication marker, or undefined (see DedupRequest). */
+  members: Array<Buffer | undefined>;
+  /** Per record, the message it stores, or -1 for a session record. */
+  messageOf: number[];
+  bigInts: boolean;
+  rejected: RejectedMessage[];
+  ids: Array<string | undefined>;
+}
+
 /**
- * The `/v1` handler shared by every path: authenticate by write key, map each message onto a user
- * or an event (and the session it names), validate it as v3 validates, apply the tracker's
- * personal-data rules, store everything in one write, report per message. A bad message is
- * reported and never fails the others.
+ * The first step of every `/v1` path: authenticate by write key, map each message onto a user or
+ * an event (and the session it names), validate it as v3 validates and apply the tracker's
+ * personal-data rules. A bad message is reported and never fails the others. The parsed body is
+ * given here and kept by nothing returned, so that it can be collected while the records are
+ * written (storeSegment): a batch's parsed messages are three to four objects each.
  */
-export async function ingestSegment(ctx: IngestContext, body: unknown, raw: Buffer, deps: IngestDeps, single?: SegmentType): Promise<SegmentOutcome> {
+export async function mapSegmentRequest(ctx: IngestContext, input: { body: unknown; raw: Buffer }, deps: IngestDeps, single?: SegmentType): Promise<MappedRequest> {
+  const { body, raw } = input;
   const { limits } = deps.config;
   const { root, messages } = messagesOf(body, single !== undefined);
   ctx.state.recordCount = messages.length;
@@ -153,6 +168,13 @@ export async function ingestSegment(ctx: IngestContext, body: unknown, raw: Buff
     ctx.state.refusedCodes = rejected.map((r) => r.code);
   }
 
+  return { tracker, records, members, messageOf, bigInts, rejected, ids };
+}
+
+/** The second step: the mapped records in one write, then what the answer says of each message. */
+export async function storeSegment(ctx: IngestContext, deps: IngestDeps, request: MappedRequest): Promise<SegmentOutcome> {
+  const { tracker, records, members, messageOf, bigInts, rejected, ids } = request;
+  const dedupOn = tracker.dedupWindowHours > 0;
   let accepted = records;
   let duplicates = 0;
   if (records.length > 0) {

@@ -8,7 +8,7 @@ import { utf8Text } from '../utf8-text';
 import { segmentBodyLimits } from './limits';
 import type { SegmentType } from './map-message';
 import { SEGMENT_PREFIX } from './segment-answers';
-import { ingestSegment, type SegmentOutcome } from './segment-intake';
+import { mapSegmentRequest, storeSegment, type SegmentOutcome } from './segment-intake';
 import { segmentSettings } from './settings';
 
 /**
@@ -79,14 +79,14 @@ export function createSegmentRouter(deps: IngestDeps): Router {
   const router = new Router({ prefix: SEGMENT_PREFIX, strict: true });
   for (const path of SEGMENT_BATCH_PATHS) {
     router.post(path, async (ctx: IngestContext) => {
-      const { body, raw } = await readJson(ctx, deps, false);
-      renderBatch(ctx, await ingestSegment(ctx, body, raw, deps));
+      const request = await mapSegmentRequest(ctx, await readJson(ctx, deps, false), deps);
+      renderBatch(ctx, await storeSegment(ctx, deps, request));
     });
   }
   for (const [path, type] of Object.entries(SEGMENT_SINGLE_PATHS)) {
     router.post(path, async (ctx: IngestContext) => {
-      const { body, raw } = await readJson(ctx, deps, true);
-      renderSingle(ctx, await ingestSegment(ctx, body, raw, deps, type));
+      const request = await mapSegmentRequest(ctx, await readJson(ctx, deps, true), deps, type);
+      renderSingle(ctx, await storeSegment(ctx, deps, request));
     });
   }
   // analytics-next's own error metrics: answered, so it does not retry them, and dropped.
