@@ -77,6 +77,19 @@ describe('a tracker’s records per minute', () => {
 
     await admin.get('/trackers/no-such-tracker/traffic').expect(404);
   });
+
+  test("Segment's /v1 batches count their messages, and their refused ones by code", async () => {
+    const { tracker, token } = await admin.api.addTracker({ id: 'traffic-segment' });
+    const basic = `Basic ${Buffer.from(`${token}:`).toString('base64')}`;
+    await admin.api.http
+      .post('/v1/batch')
+      .set('Authorization', basic)
+      .send({ batch: [{ type: 'track', event: 'a', anonymousId: 'x' }, { type: 'track', event: 'b', anonymousId: 'x' }, { type: 'track', anonymousId: 'x' }] })
+      .expect(200);
+    await admin.api.runtime.traffic.flush();
+    const picture = (await admin.get(`/trackers/${tracker.id}/traffic`).expect(200)).body as TrafficPicture;
+    expect(totalsBySeries(picture)).toEqual({ '/v1/batch accepted': 2, '/v1/batch ERR_MISSING_FIELD': 1 });
+  });
 });
 
 describe('the counts in Redis', () => {
