@@ -176,21 +176,25 @@ export function SchemaFields({ fields, state, onChange, errors, original }: { fi
               </Field>
             );
           default:
+            // A secret (format password) is typed into a masked field; anything else into a text field.
             return (
               <Field key={f.name} {...common}>
-                {(p) => (
-                  <input
-                    {...p}
-                    type={f.schema.format === 'password' ? 'password' : 'text'}
-                    autoComplete={f.schema.format === 'password' ? 'new-password' : undefined}
-                    inputMode={f.schema.format === 'uri' ? 'url' : undefined}
-                    spellcheck={false}
-                    autoCapitalize="off"
-                    placeholder={typeof f.schema.default === 'string' ? f.schema.default : undefined}
-                    value={text}
-                    onInput={(e) => set(f.name, e.currentTarget.value)}
-                  />
-                )}
+                {(p) =>
+                  f.schema.format === 'password' ? (
+                    <input {...p} type="password" autoComplete="new-password" value={text} onInput={(e) => set(f.name, e.currentTarget.value)} />
+                  ) : (
+                    <input
+                      {...p}
+                      type="text"
+                      inputMode={f.schema.format === 'uri' ? 'url' : undefined}
+                      spellcheck={false}
+                      autoCapitalize="off"
+                      placeholder={typeof f.schema.default === 'string' ? f.schema.default : undefined}
+                      value={text}
+                      onInput={(e) => set(f.name, e.currentTarget.value)}
+                    />
+                  )
+                }
               </Field>
             );
         }
