@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { v7 as uuidv7 } from 'uuid';
-import { ArchiveFiles } from '../jobs/archive-files';
+import { ArchiveFiles } from '../jobs/history/archive-files';
 import { makeEvents } from './events';
 import { fmt } from './format';
 

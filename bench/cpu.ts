@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { Redis } from 'ioredis';
-import { deliveryKeys } from '../jobs/keys';
+import { deliveryKeys } from '../jobs/delivery/keys';
 import { generateToken } from '../src/core/trackers/tokens';
 import { ask, buildChildren, forkChild, nextMessage, stopChild, type Message } from './child';
 import type { PacedPlan, PacedResult } from './paced-load';

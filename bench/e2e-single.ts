@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { deliveryKeys } from '../jobs/keys';
+import { deliveryKeys } from '../jobs/delivery/keys';
 import { generateToken } from '../src/core/trackers/tokens';
 import { ask, buildChildren, forkChild, nextMessage, stopChild, type Message } from './child';
 import type { LoadPlan, LoadResult } from './load-generator';

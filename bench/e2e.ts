@@ -28,7 +28,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { v7 as uuidv7 } from 'uuid';
 import { localConnector } from '../connectors/local';
-import { deliveryKeys } from '../jobs/keys';
+import { deliveryKeys } from '../jobs/delivery/keys';
 import { createLogger } from '../src/core/logger';
 import type { TrackedRecord } from '../src/core/records/types';
 import { TrackerStore } from '../src/core/trackers/store';
@@ -78,7 +78,7 @@ interface BacklogSize {
 /**
  * What a destination's backlog costs in Redis: single-event requests to a tracker whose only
  * destination is disabled, measured as the stream's MEMORY USAGE once the router has moved them all
- * to its stream (`routed`), and again once the compactor (jobs/compactor.ts) has left it alone
+ * to its stream (`routed`), and again once the compactor (jobs/spill/compactor.ts) has left it alone
  * for 3 s (`compacted`). Below DESTINATION_REDIS_CAP_RECORDS, so nothing spills.
  */
 async function pausedBacklog(base: string, token: string, events: ReturnType<typeof makeEvents>, redis: Redis, prefix: string): Promise<{ records: number; routed: BacklogSize; compacted: BacklogSize }> {

@@ -28,7 +28,7 @@ import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from '
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { deliveryKeys } from '../jobs/keys';
+import { deliveryKeys } from '../jobs/delivery/keys';
 import { generateToken } from '../src/core/trackers/tokens';
 import { ask, buildChildren, forkChild, nextMessage, stopChild, type Message } from './child';
 import { makeEvents } from './events';

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { INGEST_QUEUE, type IngestJobData } from '../jobs/ingest-job';
+import { INGEST_QUEUE, type IngestJobData } from '../jobs/routing/ingest-job';
 
 export interface QueueCount {
   jobs: number;

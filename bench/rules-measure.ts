@@ -4,7 +4,7 @@
  * clients send them (a nested address among them), beside the same run without rules:
  *
  * - the rules alone (compileRules().apply): a filter, then flatten, keep and rename;
- * - a routing step for one destination with those rules (jobs/destination-blocks.ts: the rules,
+ * - a routing step for one destination with those rules (jobs/routing/destination-blocks.ts: the rules,
  *   then each delivered record written as text), against the step without rules (the records'
  *   texts as they are, shared by every destination without rules);
  * - the filter alone, in the CEL evaluator Tributary uses (@marcbachmann/cel-js) and in
@@ -15,7 +15,7 @@
  * record per destination.
  */
 import { celEnv, parse as parseBuf, plan as planBuf } from '@bufbuild/cel';
-import { routedBlocks, type StepRecords } from '../jobs/destination-blocks';
+import { routedBlocks, type StepRecords } from '../jobs/routing/destination-blocks';
 import type { TrackedRecord } from '../src/core/records/types';
 import { compileRules, RulesCache } from '../src/core/rules/compile';
 import { compileFilter, isFilterProblem } from '../src/core/rules/filter';

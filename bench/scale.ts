@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Cluster, Redis } from 'ioredis';
-import { partitionDeliveryKeys } from '../jobs/keys';
+import { partitionDeliveryKeys } from '../jobs/delivery/keys';
 import { freePort } from '../src/core/redis/embedded-redis';
 import { Keyspace } from '../src/core/redis/keyspace';
 import { TrackerStore } from '../src/core/trackers/store';

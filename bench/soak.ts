@@ -17,7 +17,7 @@ import { readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { deliveryKeys } from '../jobs/keys';
+import { deliveryKeys } from '../jobs/delivery/keys';
 import { generateToken } from '../src/core/trackers/tokens';
 import { ask, buildChildren, forkChild, nextMessage, stopChild, type Message } from './child';
 import { fmt } from './format';

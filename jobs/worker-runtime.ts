@@ -6,15 +6,15 @@ import { checkKeyspaceLayout } from '../src/core/redis/keyspace-layout';
 import { MemoryBudget } from '../src/core/redis/memory-budget';
 import { TrackerStore } from '../src/core/trackers/store';
 import { watchTrackerChanges } from '../src/core/trackers/changes';
-import { startRouter } from './router';
-import { DEFAULT_DELIVERY_OPTIONS } from './delivery-loop';
-import { DeliverySupervisor, type SupervisorOptions } from './supervisor';
-import { ArchiveSupervisor, type ArchiveSupervisorOptions } from './archive-supervisor';
-import { DEFAULT_SPILL_OPTIONS } from './spiller';
+import { startRouter } from './routing/router';
+import { DEFAULT_DELIVERY_OPTIONS } from './delivery/delivery-loop';
+import { DeliverySupervisor, type SupervisorOptions } from './delivery/supervisor';
+import { ArchiveSupervisor, type ArchiveSupervisorOptions } from './history/archive-supervisor';
+import { DEFAULT_SPILL_OPTIONS } from './spill/spiller';
 
 export interface WorkerRuntime {
   supervisor: DeliverySupervisor;
-  /** The archivers of the tracker partitions this process holds (jobs/archive-supervisor.ts). */
+  /** The archivers of the tracker partitions this process holds (jobs/history/archive-supervisor.ts). */
   archives: ArchiveSupervisor;
   /** Redis memory against its budget, as this process samples it (or the API's, when they share a process). */
   memory: MemoryBudget;

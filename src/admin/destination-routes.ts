@@ -1,11 +1,11 @@
 import type Router from '@koa/router';
 import * as z from 'zod';
-import { isDeadLetterEntryId } from '../../jobs/dead-letters';
+import { isDeadLetterEntryId } from '../../jobs/delivery/dead-letters';
 import { restoreRedacted } from '../core/redact';
 import type { AdminDeps } from './deps';
 import { parseInput, readBody } from './json-body';
 import { MAX_PREVIEW_RECORDS } from '../operator/rules-preview';
-import { BACKFILL_RESOURCES } from '../../jobs/backfill';
+import { BACKFILL_RESOURCES } from '../../jobs/history/backfill';
 import { ApiError } from '../core/errors';
 
 const Settings = z.record(z.string(), z.unknown());
@@ -102,7 +102,7 @@ export function registerDestinationRoutes(router: Router, deps: AdminDeps): void
     ctx.body = { total, entries };
   });
 
-  // History: the archived records of a range, sent again through the destination's rules (jobs/backfill.ts).
+  // History: the archived records of a range, sent again through the destination's rules (jobs/history/backfill.ts).
   router.post(`${base}/:dest/backfill`, async (ctx) => {
     const { id, dest } = ctx.params as { id: string; dest: string };
     const body = await readBody(ctx, BackfillBody);

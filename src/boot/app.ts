@@ -48,7 +48,7 @@ export interface AppDeps {
   traffic?: TrafficCounter;
   /** Keeps the verdicts of each webhook source's last deliveries. */
   deliveryLog?: SourceDeliveryLog;
-  /** The history lane that `POST /v3/import/…` writes to (jobs/import-lane.ts); without it those paths answer 404. */
+  /** The history lane that `POST /v3/import/…` writes to (jobs/history/import-lane.ts); without it those paths answer 404. */
   importSink?: ImportSink;
 }
 

@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { CliError, withContext } from './context';
-import { BACKFILL_RESOURCES, type BackfillResource } from '../../jobs/backfill';
+import { BACKFILL_RESOURCES, type BackfillResource } from '../../jobs/history/backfill';
 import type { BackfillView, DeliveryAdmin } from '../operator/delivery-admin';
 import { createProgress } from './progress';
 import { parseMoment } from './time-args';

@@ -1,5 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { isDeadLetterEntryId, type DeadLetters } from '../../jobs/dead-letters';
+import { isDeadLetterEntryId, type DeadLetters } from '../../jobs/delivery/dead-letters';
 import { withContext } from './context';
 import { createProgress } from './progress';
 import { json } from './render';

@@ -1,7 +1,7 @@
 import { createReadStream, statSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 import { InvalidArgumentError, type Command } from 'commander';
-import { ImportLane } from '../../jobs/import-lane';
+import { ImportLane } from '../../jobs/history/import-lane';
 import { importRecords, importRefusal, type ImportLineError, type ImportSummary } from '../core/import/importer';
 import { formatOfName, IMPORT_FORMATS, ImportInputError, readImport, type ImportFormat } from '../core/import/reader';
 import type { RecordKind } from '../core/records/types';

@@ -2,7 +2,7 @@ import type { SetupGuide } from '../../connectors/types';
 import type { TestResult } from '../operator/destination-service';
 import type { Destination } from '../core/trackers/types';
 import type { DestinationView } from '../operator/delivery-admin';
-import type { ArchiveStatus } from '../../jobs/archive-status';
+import type { ArchiveStatus } from '../../jobs/history/archive-status';
 import { json, table } from './render';
 import { renderBackfill, ruleLines, skippedLine } from './render-rules';
 

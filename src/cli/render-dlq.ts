@@ -1,4 +1,4 @@
-import type { DeadLetter } from '../../jobs/dead-letters';
+import type { DeadLetter } from '../../jobs/delivery/dead-letters';
 import type { TrackedRecord } from '../core/records/types';
 import { table } from './render';
 

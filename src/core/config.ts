@@ -210,7 +210,7 @@ export interface Config {
   /** Redis memory: the limit, the watermarks, the sampling (src/core/redis/memory-budget.ts). */
   memory: MemoryBudgetConfig;
   /**
-   * Where each tracker's archive of accepted records is kept (jobs/archiver.ts), a directory per
+   * Where each tracker's archive of accepted records is kept (jobs/history/archiver.ts), a directory per
    * tracker partition. Every worker that may archive needs the same one (a shared volume) to keep
    * one history. Default `DATA_DIR/archive`.
    */

@@ -84,7 +84,7 @@ export function registerMemoryMetrics(metrics: Metrics, snapshot: () => MemorySn
   });
 }
 
-/** What registerDestinationMetrics reads at each scrape (jobs/destination-counts.ts). */
+/** What registerDestinationMetrics reads at each scrape (jobs/delivery/destination-counts.ts). */
 export interface DestinationCountsRow {
   trackerId: string;
   destinationId: string;

@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import type { RecordKind } from '../core/records/types';
 import { MAX_DEDUP_WINDOW_HOURS } from '../core/trackers/types';
-import { duplicatesKey } from '../../jobs/ingest-job';
+import { duplicatesKey } from '../../jobs/routing/ingest-job';
 
 const HOUR_MS = 3_600_000;
 /**

@@ -8,7 +8,7 @@ import { bucketExpiresAt, dedupArgs, dedupKeys, DUPLICATES_TTL_MS } from './dedu
 import { KeyedAdd } from './keyed-add';
 import { partitionOf, type Keyspace } from '../core/redis/keyspace';
 import { waitForReplicas, type RedisClient } from '../core/redis/cluster';
-import { ingestJobData, INGEST_JOB_NAME, type IngestJobData } from '../../jobs/ingest-job';
+import { ingestJobData, INGEST_JOB_NAME, type IngestJobData } from '../../jobs/routing/ingest-job';
 
 export interface IngestWriterOptions {
   /** A write Redis has not confirmed after this long is answered 503. */
@@ -112,7 +112,7 @@ export class IngestWriter {
   private readonly keyedAdds: KeyedAdd[];
   private readonly keyspace: Keyspace;
 
-  /** `queues`: the ingest queue of each shard, by shard (jobs/ingest-queues.ts). */
+  /** `queues`: the ingest queue of each shard, by shard (jobs/routing/ingest-queues.ts). */
   constructor(
     private readonly queues: ReadonlyArray<Queue<IngestJobData>>,
     private readonly opts: IngestWriterOptions,
@@ -125,7 +125,7 @@ export class IngestWriter {
   /**
    * Resolves once the records are in Redis. With `dedup`, resolves with which records were
    * duplicates: those are not queued again, atomically with the others' markers and enqueue.
-   * `bigInts`: some record may hold a bigint, which is queued as exact JSON (jobs/ingest-job.ts).
+   * `bigInts`: some record may hold a bigint, which is queued as exact JSON (jobs/routing/ingest-job.ts).
    */
   write(target: IngestTarget, records: TrackedRecord[], dedup?: DedupRequest, bigInts = false): Promise<Duplicates | undefined> {
     return this.admit(target, records, dedup, bigInts, false);

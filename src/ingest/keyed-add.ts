@@ -1,5 +1,5 @@
 import { Job, type Queue } from 'bullmq';
-import { INGEST_JOB_NAME, type IngestJobData } from '../../jobs/ingest-job';
+import { INGEST_JOB_NAME, type IngestJobData } from '../../jobs/routing/ingest-job';
 import { DEDUP_SCRIPT } from './dedup';
 
 /** The combined script's name as a command of the producer connection. */

@@ -4,12 +4,12 @@ import { LocalSettingsSchema, warehouseFile } from '../../connectors/local/confi
 import type { ExportedFile, ExportFormat, QueryResult } from '../../connectors/local/query';
 import { errorMessage } from '../../connectors/local/duckdb-errors';
 import type { EngineLimits } from '../../connectors/types';
-import { DeadLetterStore, PartitionedDeadLetters, type DeadLetters } from '../../jobs/dead-letters';
-import { combineStatuses, DestinationStatusStore, type DestinationStatus } from '../../jobs/destination-status';
-import { combinePictures, DestinationSeries, type DestinationPicture } from '../../jobs/destination-series';
-import { partitionDeliveryKeys, trackerBacklogKey, type DeliveryKeys } from '../../jobs/keys';
-import { readArchiveStatus, type ArchiveStatus } from '../../jobs/archive-status';
-import { BackfillError, backfillProgress, cancelBackfill, DEFAULT_BACKFILL_RESOURCES, startBackfill, type BackfillProgress, type BackfillResource } from '../../jobs/backfill';
+import { DeadLetterStore, PartitionedDeadLetters, type DeadLetters } from '../../jobs/delivery/dead-letters';
+import { combineStatuses, DestinationStatusStore, type DestinationStatus } from '../../jobs/delivery/destination-status';
+import { combinePictures, DestinationSeries, type DestinationPicture } from '../../jobs/delivery/destination-series';
+import { partitionDeliveryKeys, trackerBacklogKey, type DeliveryKeys } from '../../jobs/delivery/keys';
+import { readArchiveStatus, type ArchiveStatus } from '../../jobs/history/archive-status';
+import { BackfillError, backfillProgress, cancelBackfill, DEFAULT_BACKFILL_RESOURCES, startBackfill, type BackfillProgress, type BackfillResource } from '../../jobs/history/backfill';
 
 /** A destination's backfill over its partitions, with the records its history lane still holds. */
 export type BackfillView = BackfillProgress & { waiting: number };
@@ -39,7 +39,7 @@ export class DeliveryAdminError extends Error {
 
 export interface DestinationView extends Destination {
   status: DestinationStatus;
-  /** Its backfill under way, or the last one (jobs/backfill.ts); absent when it never had one. */
+  /** Its backfill under way, or the last one (jobs/history/backfill.ts); absent when it never had one. */
   backfill?: BackfillView;
 }
 
@@ -122,7 +122,7 @@ export class DeliveryAdmin {
 
   /**
    * Sends the archived records of a time range to one destination again, through its rules
-   * (jobs/backfill.ts): `resources`, or events, users and sessions when none are named.
+   * (jobs/history/backfill.ts): `resources`, or events, users and sessions when none are named.
    */
   async startBackfill(trackerId: string, destinationId: string, range: { since: Date; until: Date; resources?: readonly BackfillResource[] }): Promise<BackfillView> {
     const tracker = await this.deps.destinations.tracker(trackerId);

@@ -1,4 +1,4 @@
-import { recentRecords } from '../../jobs/recent-records';
+import { recentRecords } from '../../jobs/routing/recent-records';
 import type { RedisClient } from '../core/redis/cluster';
 import type { Keyspace } from '../core/redis/keyspace';
 import type { TrackedRecord } from '../core/records/types';

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { deliveryKeys, recentRecordsKey } from '../../jobs/keys';
-import { entryFields } from '../../jobs/stream-entries';
+import { deliveryKeys, recentRecordsKey } from '../../jobs/delivery/keys';
+import { entryFields } from '../../jobs/routing/stream-entries';
 import { stringifyExactJson } from '../../src/core/records/exact-json';
 import { eventRecord, seedDeadLetters } from '../cli/seed';
 import { useAdminApi } from '../helpers/admin-api';

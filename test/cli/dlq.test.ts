@@ -1,5 +1,5 @@
-import type { DeadLetter } from '../../jobs/dead-letters';
-import { deliveryKeys } from '../../jobs/keys';
+import type { DeadLetter } from '../../jobs/delivery/dead-letters';
+import { deliveryKeys } from '../../jobs/delivery/keys';
 import type { TrackedRecord } from '../../src/core/records/types';
 import { cliFixture } from './run-cli';
 import { eventRecord, seedDeadLetters, seedTracker } from './seed';

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
-import { recentRecordsKey } from '../../jobs/keys';
-import { entryFields } from '../../jobs/stream-entries';
+import { recentRecordsKey } from '../../jobs/delivery/keys';
+import { entryFields } from '../../jobs/routing/stream-entries';
 import { stringifyExactJson } from '../../src/core/records/exact-json';
 import type { TrackedRecord } from '../../src/core/records/types';
 import type { RulesPreview } from '../../src/operator/rules-preview';

@@ -1,7 +1,7 @@
 import type { RedisClient } from '../../src/core/redis/cluster';
 import { PermanentError } from '../../connectors/errors';
-import { DeadLetterStore } from '../../jobs/dead-letters';
-import { deliveryKeys } from '../../jobs/keys';
+import { DeadLetterStore } from '../../jobs/delivery/dead-letters';
+import { deliveryKeys } from '../../jobs/delivery/keys';
 import type { TrackedRecord } from '../../src/core/records/types';
 import type { TrackerStore } from '../../src/core/trackers/store';
 import { TrackerSchema, type Destination } from '../../src/core/trackers/types';

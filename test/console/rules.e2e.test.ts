@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { browserSuite, consoleServer, launchChromium, shot as screenshot, signIn, watchProblems } from './browser';
-import type { DestinationPicture } from '../../jobs/destination-series';
+import type { DestinationPicture } from '../../jobs/delivery/destination-series';
 import type { Destination } from '../../src/core/trackers/types';
 import { waitFor } from '../helpers/wait';
 

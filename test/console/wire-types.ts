@@ -3,8 +3,8 @@
  * answers in src/console/app/types.ts because it is compiled apart, for the browser. Each line
  * fails the type check when a server type stops fitting the console's mirror of it.
  */
-import type { DeadLetter as ServerDeadLetter } from '../../jobs/dead-letters';
-import type { DestinationStatus as ServerDestinationStatus } from '../../jobs/destination-status';
+import type { DeadLetter as ServerDeadLetter } from '../../jobs/delivery/dead-letters';
+import type { DestinationStatus as ServerDestinationStatus } from '../../jobs/delivery/destination-status';
 import type { QueryResult as ServerQueryResult } from '../../connectors/local';
 import type * as Console from '../../src/console/app/types';
 import type { LiveEntry as ServerLiveEntry } from '../../src/http/live/live-entry';
@@ -16,7 +16,7 @@ import type { Tracker as ServerTracker } from '../../src/core/trackers/types';
 import type { SourceView as ServerSourceView } from '../../src/operator/source-view';
 import type { MemorySnapshot as ServerMemorySnapshot } from '../../src/core/redis/memory-budget';
 import type { TrafficPicture as ServerTrafficPicture } from '../../src/core/series/traffic';
-import type { DestinationPicture as ServerDestinationPicture } from '../../jobs/destination-series';
+import type { DestinationPicture as ServerDestinationPicture } from '../../jobs/delivery/destination-series';
 import type { SetupGuide as ServerSetupGuide } from '../../connectors/types';
 
 type Fits<Server, Mirror> = [Server] extends [Mirror] ? true : false;

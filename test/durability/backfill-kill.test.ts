@@ -1,9 +1,9 @@
 import path from 'node:path';
 import { Queue } from 'bullmq';
 import { queryWarehouse } from '../../connectors/local';
-import { readArchiveStatus } from '../../jobs/archive-status';
-import { backfillProgress, startBackfill } from '../../jobs/backfill';
-import { INGEST_JOB_NAME, INGEST_QUEUE, ingestJobData, type IngestJobData } from '../../jobs/ingest-job';
+import { readArchiveStatus } from '../../jobs/history/archive-status';
+import { backfillProgress, startBackfill } from '../../jobs/history/backfill';
+import { INGEST_JOB_NAME, INGEST_QUEUE, ingestJobData, type IngestJobData } from '../../jobs/routing/ingest-job';
 import { Keyspace } from '../../src/core/redis/keyspace';
 import { TrackerStore } from '../../src/core/trackers/store';
 import { generateToken } from '../../src/core/trackers/tokens';

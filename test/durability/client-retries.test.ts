@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { queryWarehouse } from '../../connectors/local';
-import { deliveryKeys } from '../../jobs/keys';
+import { deliveryKeys } from '../../jobs/delivery/keys';
 import { TrackerStore } from '../../src/core/trackers/store';
 import { generateToken } from '../../src/core/trackers/tokens';
 import { TrackerSchema } from '../../src/core/trackers/types';

@@ -58,7 +58,7 @@ export async function startFullRedis(maxmemory: number, env: Record<string, stri
   const worker = await startWorkerRuntime(api.config, own.url, registry, createLogger('silent'), options.spill ? FAST_WORKER : { ...FAST_WORKER, spill: NO_SPILL });
   const cli = cliRunner(api.prefix);
   const tributary = (...args: string[]) => cli.run(args, { REDIS_URL: own.url, REDIS_PREFIX: api.prefix, DATA_DIR: dataDir });
-  // Random padding: queued records are compressed (jobs/stream-entries.ts), and these must fill Redis;
+  // Random padding: queued records are compressed (jobs/routing/stream-entries.ts), and these must fill Redis;
   // large, so that it takes few records (each costs the test CPU to accept, route and deliver).
   const batch = (n: number) => Array.from({ length: 100 }, (_, i) => ({ _event: 'page_view', page: `/catalog/item/${n}-${i}`, referrer: 'https://www.example.com/search?q=long+weekend', props: { plan: 'pro', n, i, pad: randomBytes(360).toString('base64') } }));
   return {

@@ -1,4 +1,4 @@
-import { deliveryKeys } from '../../jobs/keys';
+import { deliveryKeys } from '../../jobs/delivery/keys';
 import { waitFor } from '../helpers/wait';
 import { eventRecord, seedDeadLetters } from '../cli/seed';
 import { startFullRedis, type FullRedis } from './full-redis';

@@ -1,5 +1,5 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import { deliveryKeys } from '../../jobs/keys';
+import { deliveryKeys } from '../../jobs/delivery/keys';
 import { SourceService } from '../../src/operator/source-service';
 import { waitFor } from '../helpers/wait';
 import { eventRecord, seedDeadLetters } from '../cli/seed';

@@ -3,7 +3,7 @@ import { createDefaultRegistry } from '../../connectors';
 import { postgresConnector } from '../../connectors/postgres';
 import { ConnectorRegistry } from '../../connectors/registry';
 import type { Connector } from '../../connectors/types';
-import type { DestinationStatus } from '../../jobs/destination-status';
+import type { DestinationStatus } from '../../jobs/delivery/destination-status';
 import { startWorkerRuntime, type WorkerRuntime } from '../../jobs/worker-runtime';
 import { createLogger } from '../../src/core/logger';
 import { DeliveryAdmin } from '../../src/operator/delivery-admin';

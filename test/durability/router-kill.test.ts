@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
-import { INGEST_JOB_NAME, INGEST_QUEUE, ingestJobData, type IngestJobData } from '../../jobs/ingest-job';
-import { deliveryKeys, routerCursorKey } from '../../jobs/keys';
-import { entryRecords } from '../../jobs/stream-entries';
+import { INGEST_JOB_NAME, INGEST_QUEUE, ingestJobData, type IngestJobData } from '../../jobs/routing/ingest-job';
+import { deliveryKeys, routerCursorKey } from '../../jobs/delivery/keys';
+import { entryRecords } from '../../jobs/routing/stream-entries';
 import { TrackerStore } from '../../src/core/trackers/store';
 import { generateToken } from '../../src/core/trackers/tokens';
 import { TrackerSchema } from '../../src/core/trackers/types';
@@ -10,7 +10,7 @@ import { tributaryProcesses } from '../helpers/tributary-process';
 import { waitFor } from '../helpers/wait';
 
 /**
- * A queue of small jobs routed in runs (jobs/route-run.ts) by worker processes killed with
+ * A queue of small jobs routed in runs (jobs/routing/route-run.ts) by worker processes killed with
  * SIGKILL one after another mid-way: whatever each was doing — reading a run, routing it,
  * completing the jobs it had merged — every record is in its partition's stream exactly once and
  * in the order accepted.

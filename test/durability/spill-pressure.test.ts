@@ -1,6 +1,6 @@
 import { existsSync, readdirSync } from 'node:fs';
-import { deliveryKeys, recentRecordsKey } from '../../jobs/keys';
-import { spoolDirectory } from '../../jobs/spool';
+import { deliveryKeys, recentRecordsKey } from '../../jobs/delivery/keys';
+import { spoolDirectory } from '../../jobs/spill/spool';
 import { waitFor } from '../helpers/wait';
 import { startFullRedis, type FullRedis } from './full-redis';
 

@@ -1,9 +1,9 @@
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { expectUpdatesInOrder, waitForWarehouseRow } from '../helpers/warehouse';
-import { DestinationStatusStore } from '../../jobs/destination-status';
-import { deliveryKeys } from '../../jobs/keys';
-import { spoolDirectory } from '../../jobs/spool';
+import { DestinationStatusStore } from '../../jobs/delivery/destination-status';
+import { deliveryKeys } from '../../jobs/delivery/keys';
+import { spoolDirectory } from '../../jobs/spill/spool';
 import { TrackerStore } from '../../src/core/trackers/store';
 import { generateToken } from '../../src/core/trackers/tokens';
 import { TrackerSchema } from '../../src/core/trackers/types';

@@ -6,7 +6,7 @@ import { gzipSync } from 'node:zlib';
 import { localConnector, queryWarehouse } from '../../connectors/local';
 import { ConnectorRegistry } from '../../connectors/registry';
 import type { Connector } from '../../connectors/types';
-import { partitionDeliveryKeys } from '../../jobs/keys';
+import { partitionDeliveryKeys } from '../../jobs/delivery/keys';
 import { startWorkerRuntime, type WorkerRuntime } from '../../jobs/worker-runtime';
 import { createLogger } from '../../src/core/logger';
 import { cliRunner, type CliRunner } from '../cli/run-cli';

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { partitionDeliveryKeys } from '../../jobs/keys';
+import { partitionDeliveryKeys } from '../../jobs/delivery/keys';
 import { Keyspace, partitionOf } from '../../src/core/redis/keyspace';
 import { TrackerStore } from '../../src/core/trackers/store';
 import { generateToken } from '../../src/core/trackers/tokens';

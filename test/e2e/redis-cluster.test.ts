@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Cluster } from 'ioredis';
-import { partitionDeliveryKeys } from '../../jobs/keys';
+import { partitionDeliveryKeys } from '../../jobs/delivery/keys';
 import { Keyspace } from '../../src/core/redis/keyspace';
 import { TrackerStore } from '../../src/core/trackers/store';
 import { generateToken } from '../../src/core/trackers/tokens';

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { deliveryKeys } from '../../jobs/keys';
+import { deliveryKeys } from '../../jobs/delivery/keys';
 import { TrackerStore } from '../../src/core/trackers/store';
 import { generateToken } from '../../src/core/trackers/tokens';
 import { TrackerSchema } from '../../src/core/trackers/types';

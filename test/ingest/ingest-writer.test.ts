@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import { ApiError } from '../../src/core/errors';
-import type { IngestJobData } from '../../jobs/ingest-job';
+import type { IngestJobData } from '../../jobs/routing/ingest-job';
 import { IngestWriter } from '../../src/ingest/ingest-writer';
 import { Keyspace } from '../../src/core/redis/keyspace';
 import type { TrackedRecord } from '../../src/core/records/types';

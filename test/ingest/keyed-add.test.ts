@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { duplicatesKey, INGEST_QUEUE, type IngestJobData } from '../../jobs/ingest-job';
+import { duplicatesKey, INGEST_QUEUE, type IngestJobData } from '../../jobs/routing/ingest-job';
 import type { TrackedRecord } from '../../src/core/records/types';
 import { BUCKET_HOURS, bucketStartHour, dedupMember, seenBucketKey } from '../../src/ingest/dedup';
 import { IngestWriter } from '../../src/ingest/ingest-writer';

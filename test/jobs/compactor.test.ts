@@ -1,10 +1,10 @@
 import { Redis } from 'ioredis';
-import { COMPACT_BLOCK_RECORDS, StreamCompactor } from '../../jobs/compactor';
-import { DestinationStatusStore } from '../../jobs/destination-status';
-import { deliveryKeys, streamIdTime } from '../../jobs/keys';
-import { LeaderLock } from '../../jobs/leader-lock';
-import { StreamReadTurns } from '../../jobs/read-turns';
-import { entryFields, entryRecordCount, entryRecords } from '../../jobs/stream-entries';
+import { COMPACT_BLOCK_RECORDS, StreamCompactor } from '../../jobs/spill/compactor';
+import { DestinationStatusStore } from '../../jobs/delivery/destination-status';
+import { deliveryKeys, streamIdTime } from '../../jobs/delivery/keys';
+import { LeaderLock } from '../../jobs/delivery/leader-lock';
+import { StreamReadTurns } from '../../jobs/delivery/read-turns';
+import { entryFields, entryRecordCount, entryRecords } from '../../jobs/routing/stream-entries';
 import { createLogger } from '../../src/core/logger';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
 

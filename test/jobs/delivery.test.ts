@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { PermanentError, RetryableError } from '../../connectors/errors';
 import { ConnectorRegistry } from '../../connectors/registry';
-import { DeadLetterStore } from '../../jobs/dead-letters';
-import { DestinationStatusStore } from '../../jobs/destination-status';
-import { deliveryKeys } from '../../jobs/keys';
+import { DeadLetterStore } from '../../jobs/delivery/dead-letters';
+import { DestinationStatusStore } from '../../jobs/delivery/destination-status';
+import { deliveryKeys } from '../../jobs/delivery/keys';
 import { startWorkerRuntime, type WorkerRuntime } from '../../jobs/worker-runtime';
 import { createLogger } from '../../src/core/logger';
 import { startTestApi, type TestApi } from '../helpers/api';

@@ -1,4 +1,4 @@
-import { routedBlocks, type StepRecords } from '../../jobs/destination-blocks';
+import { routedBlocks, type StepRecords } from '../../jobs/routing/destination-blocks';
 import { parseExactJson, stringifyExactJson } from '../../src/core/records/exact-json';
 import type { TrackedRecord } from '../../src/core/records/types';
 import { RulesCache } from '../../src/core/rules/compile';

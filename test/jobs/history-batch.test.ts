@@ -1,5 +1,5 @@
-import { withinChars } from '../../jobs/delivery-loop';
-import type { StreamRecord } from '../../jobs/stream-entries';
+import { withinChars } from '../../jobs/delivery/delivery-loop';
+import type { StreamRecord } from '../../jobs/routing/stream-entries';
 
 const record = (n: number, chars: number): StreamRecord => ({ id: `1-0:${n}`, json: 'x'.repeat(chars), endsEntry: n % 3 === 2 });
 

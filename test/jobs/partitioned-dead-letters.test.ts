@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { PermanentError } from '../../connectors/errors';
-import { DeadLetterStore, isDeadLetterEntryId, PartitionedDeadLetters } from '../../jobs/dead-letters';
-import { partitionDeliveryKeys } from '../../jobs/keys';
+import { DeadLetterStore, isDeadLetterEntryId, PartitionedDeadLetters } from '../../jobs/delivery/dead-letters';
+import { partitionDeliveryKeys } from '../../jobs/delivery/keys';
 import { Keyspace } from '../../src/core/redis/keyspace';
 import type { TrackedRecord } from '../../src/core/records/types';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';

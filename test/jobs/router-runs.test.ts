@@ -1,11 +1,11 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { duplicatesKey, INGEST_JOB_NAME, INGEST_QUEUE, ingestJobData, recordTexts, type IngestJobData } from '../../jobs/ingest-job';
-import { backlogIndexKey, backlogMember, deliveryKeys, routerCursorKey, trackerBacklogKey } from '../../jobs/keys';
+import { duplicatesKey, INGEST_JOB_NAME, INGEST_QUEUE, ingestJobData, recordTexts, type IngestJobData } from '../../jobs/routing/ingest-job';
+import { backlogIndexKey, backlogMember, deliveryKeys, routerCursorKey, trackerBacklogKey } from '../../jobs/delivery/keys';
 import { RulesCache } from '../../src/core/rules/compile';
-import { MAX_RUN_JOBS, planRun, routeRun, type RunJob, type RunSource } from '../../jobs/route-run';
-import { startRouter, type Router } from '../../jobs/router';
-import { entryRecords } from '../../jobs/stream-entries';
+import { MAX_RUN_JOBS, planRun, routeRun, type RunJob, type RunSource } from '../../jobs/routing/route-run';
+import { startRouter, type Router } from '../../jobs/routing/router';
+import { entryRecords } from '../../jobs/routing/stream-entries';
 import { createLogger } from '../../src/core/logger';
 import { Keyspace } from '../../src/core/redis/keyspace';
 import type { TrackedRecord } from '../../src/core/records/types';

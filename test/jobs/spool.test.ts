@@ -1,7 +1,7 @@
 import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Spool, SpoolCorruptError, type SpooledEntry } from '../../jobs/spool';
+import { Spool, SpoolCorruptError, type SpooledEntry } from '../../jobs/spill/spool';
 
 /** The disk spool on its own: frames written, read back in order, cut back to what Redis agreed to. */
 let dir: string;

@@ -1,5 +1,5 @@
-import { compareStreamIds, entryIdOf } from '../../jobs/keys';
-import { entryFields, entryRecords, rangeStartAfter, recordsAfter } from '../../jobs/stream-entries';
+import { compareStreamIds, entryIdOf } from '../../jobs/delivery/keys';
+import { entryFields, entryRecords, rangeStartAfter, recordsAfter } from '../../jobs/routing/stream-entries';
 
 /** Records in a destination's stream: blocks of a job's records, read back exactly, in order. */
 const json = (n: number) => JSON.stringify({ kind: 'event', id: `e${n}`, event: 'view', properties: { text: 'ünï\\ncode\u2028', n } });

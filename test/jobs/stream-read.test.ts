@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { encodeFrame, readFrame, scanFrames } from '../../jobs/frames';
-import { readWholeEntries } from '../../jobs/stream-read';
-import { entryFields } from '../../jobs/stream-entries';
+import { encodeFrame, readFrame, scanFrames } from '../../jobs/spill/frames';
+import { readWholeEntries } from '../../jobs/delivery/stream-read';
+import { entryFields } from '../../jobs/routing/stream-entries';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
 
 /**

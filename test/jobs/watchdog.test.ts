@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ConnectorRegistry } from '../../connectors/registry';
-import { DestinationStatusStore } from '../../jobs/destination-status';
-import { deliveryKeys } from '../../jobs/keys';
+import { DestinationStatusStore } from '../../jobs/delivery/destination-status';
+import { deliveryKeys } from '../../jobs/delivery/keys';
 import { startWorkerRuntime, type WorkerRuntime } from '../../jobs/worker-runtime';
 import { createLogger } from '../../src/core/logger';
 import { startTestApi, type TestApi } from '../helpers/api';

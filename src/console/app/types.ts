@@ -1,7 +1,7 @@
 /**
  * The shapes the admin API answers with, as the browser sees them. They mirror the server's types
- * (src/core/trackers/types.ts, src/operator/integration-view.ts, jobs/destination-status.ts,
- * jobs/dead-letters.ts) without importing them: the console is compiled on its own, for the browser.
+ * (src/core/trackers/types.ts, src/operator/integration-view.ts, jobs/delivery/destination-status.ts,
+ * jobs/delivery/dead-letters.ts) without importing them: the console is compiled on its own, for the browser.
  * test/console/wire-types.ts checks at type-check time that every server type still fits its mirror.
  */
 
@@ -29,7 +29,7 @@ export interface Destination {
   rules?: DestinationRules;
 }
 
-/** What a tracker's archive holds (jobs/archive-status.ts). */
+/** What a tracker's archive holds (jobs/history/archive-status.ts). */
 export interface ArchiveStatus {
   days: number;
   records: number;
@@ -180,7 +180,7 @@ export interface DestinationView extends Destination {
   backfill?: Backfill;
 }
 
-/** A destination's backfill (jobs/backfill.ts). */
+/** A destination's backfill (jobs/history/backfill.ts). */
 export interface Backfill {
   id: string;
   state: 'running' | 'done' | 'cancelled';
@@ -367,7 +367,7 @@ export interface DeliveryMarker {
   partition?: number;
 }
 
-/** A destination's last 24 hours (GET …/destinations/:dest/traffic); see jobs/destination-series.ts. */
+/** A destination's last 24 hours (GET …/destinations/:dest/traffic); see jobs/delivery/destination-series.ts. */
 export interface DestinationPicture {
   start: string;
   stepSeconds: number;

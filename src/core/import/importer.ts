@@ -12,12 +12,12 @@ import type { ImportItem } from './reader';
 /**
  * An import: records read from a file or a request body, checked as the v3 edge checks them
  * (src/core/records/normalize.ts, then the tracker's personal-data rules), given a deterministic
- * `_id` when they have none, and handed to the history lane (jobs/import-lane.ts) a partition's
+ * `_id` when they have none, and handed to the history lane (jobs/history/import-lane.ts) a partition's
  * batch at a time. A line that is not a valid record is reported with its number and skipped; the
  * import goes on.
  */
 
-/** Where an import's records go: one tracker partition's batch at a time (jobs/import-lane.ts). */
+/** Where an import's records go: one tracker partition's batch at a time (jobs/history/import-lane.ts). */
 export interface ImportSink {
   write(tracker: Tracker, partition: number, records: { texts: readonly string[]; values: () => readonly TrackedRecord[] }, signal?: AbortSignal): Promise<void>;
 }

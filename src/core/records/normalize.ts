@@ -27,7 +27,7 @@ export interface NormalizeInput {
 /**
  * `keyed`: the record's `_id` is the client's key (from `_id` or `Idempotency-Key`), so it is
  * deduplicated. `bigInts`: a property holds a bigint at some depth, so the record must be queued
- * as exact JSON (jobs/ingest-job.ts).
+ * as exact JSON (jobs/routing/ingest-job.ts).
  */
 export type NormalizeResult = { ok: true; record: TrackedRecord; keyed: boolean; bigInts: boolean } | { ok: false; error: RecordError };
 

@@ -113,7 +113,7 @@ export const TrackerSchema = z.object({
    */
   partitions: z.number().int().min(1).max(MAX_PARTITIONS).default(1),
   /**
-   * Days of accepted records kept in the tracker's archive (jobs/archiver.ts), from which history
+   * Days of accepted records kept in the tracker's archive (jobs/history/archiver.ts), from which history
    * is sent again to a destination (backfill, replay). 0 keeps no archive. Default 30.
    */
   archiveDays: z.number().int().min(0).max(3650).default(DEFAULT_ARCHIVE_DAYS),

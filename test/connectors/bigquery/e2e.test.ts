@@ -1,8 +1,8 @@
 import { bigqueryConnector } from '../../../connectors/bigquery';
 import type { Connector } from '../../../connectors/types';
 import { ConnectorRegistry } from '../../../connectors/registry';
-import { DestinationStatusStore } from '../../../jobs/destination-status';
-import { deliveryKeys } from '../../../jobs/keys';
+import { DestinationStatusStore } from '../../../jobs/delivery/destination-status';
+import { deliveryKeys } from '../../../jobs/delivery/keys';
 import { startWorkerRuntime, type WorkerRuntime } from '../../../jobs/worker-runtime';
 import { createLogger } from '../../../src/core/logger';
 import { startBigQueryFake, type BigQueryFake } from '../../fakes/bigquery';

@@ -8,7 +8,7 @@ export type { ContractDestination, ContractHarness, StoredRow } from './harness'
 export { storedRow } from './harness';
 
 /**
- * What the delivery loop (jobs/delivery-loop.ts) makes of each record after one write: its
+ * What the delivery loop (jobs/delivery/delivery-loop.ts) makes of each record after one write: its
  * outcome, or for a whole-batch error the error's kind — retried, dead-lettered, or paused.
  */
 type Fate = { status: 'ok' } | { status: 'retry' | 'failed' | 'paused'; error: ConnectorError };

@@ -1,6 +1,6 @@
 import { Queue, Worker } from 'bullmq';
 import { Redis, type Cluster } from 'ioredis';
-import { INGEST_QUEUE, ingestJobData, type IngestJobData } from '../../../jobs/ingest-job';
+import { INGEST_QUEUE, ingestJobData, type IngestJobData } from '../../../jobs/routing/ingest-job';
 import type { TrackedRecord } from '../../../src/core/records/types';
 import { createLogger } from '../../../src/core/logger';
 import { createCluster, createRedisClient, duplicateClient, infoMemoryOfMasters, isCluster, nodeForKey, parseInfoMemory, slotOf, waitForReplicas, whenConnected } from '../../../src/core/redis/cluster';

@@ -1,16 +1,16 @@
-import type { RedisClient } from '../src/core/redis/cluster';
-import type { Logger } from '../src/core/logger';
-import type { LeaderLock } from './leader-lock';
-import type { StreamReadTurns } from './read-turns';
-import { compareStreamIds, entryIdOf, ENSURE_COUNT, type DeliveryKeys } from './keys';
-import { entryFields, entryQueuedSince, entryRecordCount, entryRecords } from './stream-entries';
+import type { RedisClient } from '../../src/core/redis/cluster';
+import type { Logger } from '../../src/core/logger';
+import type { LeaderLock } from '../delivery/leader-lock';
+import type { StreamReadTurns } from '../delivery/read-turns';
+import { compareStreamIds, entryIdOf, ENSURE_COUNT, type DeliveryKeys } from '../delivery/keys';
+import { entryFields, entryQueuedSince, entryRecordCount, entryRecords } from '../routing/stream-entries';
 
 /**
  * Rewrites the newest entries of a destination's stream, `oldIds` (oldest first, through the last
  * entry when read), as fewer, larger blocks, if the lease is held and the cursor, spilled point
  * and entries are as read. KEYS: lock, stream, cursor, spilled, record count. ARGV: lease token,
  * cursor and spilled id as read ('' for none), the count of old entries, their ids, then per new
- * block its six fields (jobs/stream-entries.ts). Entries are only ever added at the end, and the
+ * block its six fields (jobs/routing/stream-entries.ts). Entries are only ever added at the end, and the
  * router may have added some since the read: those are moved behind the new blocks, unchanged but
  * for their id and a `t` that keeps when they were queued, so that the order holds and a busy
  * router never keeps a pass from applying. XDEL is the first write, so the script runs on a full
@@ -71,7 +71,7 @@ export interface CompactionPlan {
 
 /**
  * Keeps a destination's backlog dense while nothing delivers it: disabled, waiting for settings it
- * can take, or failing (its delivery loop stalled between attempts, jobs/read-turns.ts). The router writes what one routing step brings as one block, so a quiet tracker's
+ * can take, or failing (its delivery loop stalled between attempts, jobs/delivery/read-turns.ts). The router writes what one routing step brings as one block, so a quiet tracker's
  * backlog is a long run of blocks of one or a few records, each paying a stream entry's overhead and
  * compressing poorly. Every pass rewrites the newest run of small blocks as blocks of
  * COMPACT_BLOCK_RECORDS, oldest first, so the records keep their order; a record's id changes with

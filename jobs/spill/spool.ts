@@ -1,7 +1,7 @@
 import { mkdir, open, readdir, rm, truncate, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { encodeFrame, FrameCorruptError, readFrame, scanFrames, syncDirectory, type FramedEntry, type FrameSpan } from './frames';
-import { compareStreamIds } from './keys';
+import { compareStreamIds } from '../delivery/keys';
 
 /** One queued record as the stream held it: its stream id and its JSON text. */
 export type SpooledEntry = FramedEntry;
@@ -20,7 +20,7 @@ export interface SpoolBacklog {
   oldestId: string | null;
 }
 
-/** A spool segment damaged other than by a crash (see jobs/frames.ts). */
+/** A spool segment damaged other than by a crash (see jobs/spill/frames.ts). */
 export { FrameCorruptError as SpoolCorruptError };
 
 /** A segment takes frames until it passes this size; a fully delivered segment is deleted whole. */
@@ -31,7 +31,7 @@ const segmentNumber = (name: string) => (/^seg-(\d{10})\.spool$/.exec(name) ? Nu
 
 /**
  * One destination's records on disk, oldest first: what the delivery stream held beyond its cap,
- * moved out of Redis in frames (see jobs/spiller.ts) and read back by the delivery loop before the
+ * moved out of Redis in frames (see jobs/spill/spiller.ts) and read back by the delivery loop before the
  * stream. Append-only segment files under `DATA_DIR/spool/<tracker>/<destination>/`, each frame
  * checksummed, compressed and fsynced before Redis lets go of its records.
  *

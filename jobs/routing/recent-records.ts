@@ -1,14 +1,14 @@
-import type { RedisClient } from '../src/core/redis/cluster';
-import type { Keyspace } from '../src/core/redis/keyspace';
-import { parseExactJson } from '../src/core/records/exact-json';
-import type { TrackedRecord } from '../src/core/records/types';
-import { recentRecordsKey } from './keys';
+import type { RedisClient } from '../../src/core/redis/cluster';
+import type { Keyspace } from '../../src/core/redis/keyspace';
+import { parseExactJson } from '../../src/core/records/exact-json';
+import type { TrackedRecord } from '../../src/core/records/types';
+import { recentRecordsKey } from '../delivery/keys';
 import { entryRecords } from './stream-entries';
 
 /**
  * The records a tracker accepted last, as accepted (before any destination's rules), from the
  * capped streams the router keeps per tracker partition (RECENT_STEPS routing steps each, see
- * jobs/destination-blocks.ts). For previews of rules on real traffic: nothing here is kept for long.
+ * jobs/routing/destination-blocks.ts). For previews of rules on real traffic: nothing here is kept for long.
  */
 export async function recentRecords(redis: RedisClient, keyspace: Keyspace, trackerId: string, partitions: number, limit: number): Promise<TrackedRecord[]> {
   const perPartition = await Promise.all(

@@ -1,7 +1,7 @@
-import type { RedisClient } from '../src/core/redis/cluster';
-import type { Keyspace } from '../src/core/redis/keyspace';
-import type { DestinationCountsRow } from '../src/core/metrics';
-import type { TrackerStore } from '../src/core/trackers/store';
+import type { RedisClient } from '../../src/core/redis/cluster';
+import type { Keyspace } from '../../src/core/redis/keyspace';
+import type { DestinationCountsRow } from '../../src/core/metrics';
+import type { TrackerStore } from '../../src/core/trackers/store';
 import { partitionDeliveryKeys } from './keys';
 
 const FIELDS = ['delivered', 'filtered', 'sampled', 'filterErrors'] as const;

@@ -1,5 +1,5 @@
-import { bigIntsAsStrings, holdsBigInt, parseExactJson, stringifyExactJson } from '../src/core/records/exact-json';
-import type { TrackedRecord } from '../src/core/records/types';
+import { bigIntsAsStrings, holdsBigInt, parseExactJson, stringifyExactJson } from '../../src/core/records/exact-json';
+import type { TrackedRecord } from '../../src/core/records/types';
 
 /** The queue every accepted record is written to before the client gets its 2xx. */
 export const INGEST_QUEUE = 'ingest';

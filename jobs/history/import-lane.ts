@@ -1,16 +1,16 @@
-import type { RedisClient } from '../src/core/redis/cluster';
-import type { Keyspace } from '../src/core/redis/keyspace';
-import { sleep } from '../src/core/sleep';
-import { RulesCache } from '../src/core/rules/compile';
-import type { Tracker } from '../src/core/trackers/types';
-import type { ImportSink } from '../src/core/import/importer';
+import type { RedisClient } from '../../src/core/redis/cluster';
+import type { Keyspace } from '../../src/core/redis/keyspace';
+import { sleep } from '../../src/core/sleep';
+import { RulesCache } from '../../src/core/rules/compile';
+import type { Tracker } from '../../src/core/trackers/types';
+import type { ImportSink } from '../../src/core/import/importer';
 import { HISTORY_CAP_RECORDS } from './backfill';
-import { blockArgs, DESTINATION_KEYS, destinationKeys, routedBlocks, SHARE_ARGS, shareArgs, TO_DESTINATIONS, type StepRecords } from './destination-blocks';
-import { archiveKeys, deliveryKeys, ENSURE_COUNT } from './keys';
-import { entryFields } from './stream-entries';
+import { blockArgs, DESTINATION_KEYS, destinationKeys, routedBlocks, SHARE_ARGS, shareArgs, TO_DESTINATIONS, type StepRecords } from '../routing/destination-blocks';
+import { archiveKeys, deliveryKeys, ENSURE_COUNT } from '../delivery/keys';
+import { entryFields } from '../routing/stream-entries';
 
 /**
- * Imported records enter the relay here, in the lane history takes (jobs/backfill.ts): each
+ * Imported records enter the relay here, in the lane history takes (jobs/history/backfill.ts): each
  * destination's history stream, through its rules as they are now, which its delivery loop reads
  * only while nothing live waits, and as re-sends, so that a destination keeps one record per `_id`
  * however often a file is imported. They are archived too, as accepted records are, so that a

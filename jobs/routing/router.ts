@@ -1,19 +1,19 @@
 import { Queue, Worker, type Job } from 'bullmq';
-import type { RedisClient } from '../src/core/redis/cluster';
-import { throttledErrorLog, type Logger } from '../src/core/logger';
+import type { RedisClient } from '../../src/core/redis/cluster';
+import { throttledErrorLog, type Logger } from '../../src/core/logger';
 import { duplicatesKey, ingestJobData, INGEST_QUEUE, recordTexts, recordValues, type IngestJobData } from './ingest-job';
 import { routeAlone } from './route-alone';
-import { RulesCache } from '../src/core/rules/compile';
+import { RulesCache } from '../../src/core/rules/compile';
 import { planRun, routeRun, type RunJob, type RunSource } from './route-run';
-import type { TrackerStore } from '../src/core/trackers/store';
-import type { Tracker } from '../src/core/trackers/types';
-import { ANY_TRACKER } from '../src/core/trackers/changes';
-import { sleep } from '../src/core/sleep';
-import { isOutOfMemoryError } from '../src/core/redis/out-of-memory';
-import { backoffDelay, DEFAULT_BACKOFF } from './backoff';
+import type { TrackerStore } from '../../src/core/trackers/store';
+import type { Tracker } from '../../src/core/trackers/types';
+import { ANY_TRACKER } from '../../src/core/trackers/changes';
+import { sleep } from '../../src/core/sleep';
+import { isOutOfMemoryError } from '../../src/core/redis/out-of-memory';
+import { backoffDelay, DEFAULT_BACKOFF } from '../delivery/backoff';
 import { INGEST_JOB_NAME } from './ingest-job';
-import { backlogIndexKey, parseBacklogMember, routerCursorKey } from './keys';
-import type { Keyspace } from '../src/core/redis/keyspace';
+import { backlogIndexKey, parseBacklogMember, routerCursorKey } from '../delivery/keys';
+import type { Keyspace } from '../../src/core/redis/keyspace';
 
 /**
  * How often routing is tried again while Redis refuses it for its memory limit: one refused
@@ -82,7 +82,7 @@ export async function startRouter(connection: RedisClient, commands: RedisClient
  * the head of the queue (BullMQ pushes it on the consuming end). Every tracker partition belongs to
  * one shard, so its records are routed in the order they were accepted.
  *
- * The job in hand takes the jobs already waiting right behind it along (jobs/route-run.ts): under
+ * The job in hand takes the jobs already waiting right behind it along (jobs/routing/route-run.ts): under
  * load a job routes a run of them, each tracker partition's records of the run in one stream
  * entry per destination, and BullMQ then hands those jobs over only to be completed. An idle
  * queue routes each job as it comes: nothing waits for more.
@@ -129,7 +129,7 @@ async function startShardRouter(connection: RedisClient, commands: RedisClient, 
   };
 
   /**
-   * One job alone (jobs/route-alone.ts): a job whose tracker has no destination (its records go to
+   * One job alone (jobs/routing/route-alone.ts): a job whose tracker has no destination (its records go to
    * the backlog), one whose tracker partition's backlog must move first, one that nothing waits behind.
    */
   const routeJobAlone = async (job: Job<IngestJobData>, first: RunJob): Promise<void> => {
@@ -146,7 +146,7 @@ async function startShardRouter(connection: RedisClient, commands: RedisClient, 
   };
 
   /**
-   * The job in hand and those waiting right behind it, as one run when there are some (jobs/route-run.ts),
+   * The job in hand and those waiting right behind it, as one run when there are some (jobs/routing/route-run.ts),
    * else alone. A run that meets a backlog is cut short before it, down to the job alone.
    */
   const routeJob = async (job: Job<IngestJobData>, id: number): Promise<void> => {

@@ -1,14 +1,14 @@
-import type { RedisClient } from '../src/core/redis/cluster';
-import { holdsBigInt, parseExactJson, stringifyExactJson } from '../src/core/records/exact-json';
-import type { JsonValue, RecordKind, TrackedRecord } from '../src/core/records/types';
-import type { RulesCache } from '../src/core/rules/compile';
-import type { Destination } from '../src/core/trackers/types';
+import type { RedisClient } from '../../src/core/redis/cluster';
+import { holdsBigInt, parseExactJson, stringifyExactJson } from '../../src/core/records/exact-json';
+import type { JsonValue, RecordKind, TrackedRecord } from '../../src/core/records/types';
+import type { RulesCache } from '../../src/core/rules/compile';
+import type { Destination } from '../../src/core/trackers/types';
 import type { ArchiveFiles } from './archive-files';
-import { blockArgs, DESTINATION_KEYS, destinationKeys, routedBlocks, SHARE_ARGS, shareArgs, TO_DESTINATIONS } from './destination-blocks';
-import type { FramedEntry } from './frames';
-import { compareStreamIds, ENSURE_COUNT, entryIdOf, type ArchiveKeys, type DeliveryKeys } from './keys';
-import { entryFields } from './stream-entries';
-import { readWholeEntries } from './stream-read';
+import { blockArgs, DESTINATION_KEYS, destinationKeys, routedBlocks, SHARE_ARGS, shareArgs, TO_DESTINATIONS } from '../routing/destination-blocks';
+import type { FramedEntry } from '../spill/frames';
+import { compareStreamIds, ENSURE_COUNT, entryIdOf, type ArchiveKeys, type DeliveryKeys } from '../delivery/keys';
+import { entryFields } from '../routing/stream-entries';
+import { readWholeEntries } from '../delivery/stream-read';
 
 /**
  * Users and sessions in a backfill: each key's merged state, folded from every update archived

@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { RedisClient } from '../src/core/redis/cluster';
-import type { FramedEntry } from './frames';
-import { rangeStartAfter, recordsAfter } from './stream-entries';
+import type { RedisClient } from '../../src/core/redis/cluster';
+import type { FramedEntry } from '../spill/frames';
+import { rangeStartAfter, recordsAfter } from '../routing/stream-entries';
 
 /** Stream entries read by the first XRANGE; later pages are sized by the records per entry seen, up to MAX_PAGE_ENTRIES. */
 const FIRST_PAGE_ENTRIES = 16;

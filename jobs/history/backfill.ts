@@ -1,29 +1,29 @@
 import { randomUUID } from 'node:crypto';
-import type { RedisClient } from '../src/core/redis/cluster';
-import type { Keyspace } from '../src/core/redis/keyspace';
-import type { Logger } from '../src/core/logger';
-import { parseExactJson } from '../src/core/records/exact-json';
-import type { TrackedRecord } from '../src/core/records/types';
-import { RulesCache } from '../src/core/rules/compile';
-import type { Destination, Tracker } from '../src/core/trackers/types';
+import type { RedisClient } from '../../src/core/redis/cluster';
+import type { Keyspace } from '../../src/core/redis/keyspace';
+import type { Logger } from '../../src/core/logger';
+import { parseExactJson } from '../../src/core/records/exact-json';
+import type { TrackedRecord } from '../../src/core/records/types';
+import { RulesCache } from '../../src/core/rules/compile';
+import type { Destination, Tracker } from '../../src/core/trackers/types';
 import type { ArchiveFiles } from './archive-files';
-import { routedBlocks } from './destination-blocks';
-import type { FramedEntry } from './frames';
-import { archiveKeys, compareStreamIds, partitionDeliveryKeys, streamIdTime, type DeliveryKeys } from './keys';
+import { routedBlocks } from '../routing/destination-blocks';
+import type { FramedEntry } from '../spill/frames';
+import { archiveKeys, compareStreamIds, partitionDeliveryKeys, streamIdTime, type DeliveryKeys } from '../delivery/keys';
 import { appendMergedStates } from './backfill-upserts';
-import { entryFields } from './stream-entries';
+import { entryFields } from '../routing/stream-entries';
 
 /**
  * Backfills: a destination receives the archived records of a time range again, through its rules
  * as they are now, in a lane of its own (the destination's history stream), which its delivery
  * loop reads only while nothing live waits. Each tracker partition's backfill is moved, a chunk at a
  * time, from the archive files to the history stream by the worker that holds the partition's
- * archive (jobs/archiver.ts), which saves its position with each chunk in the same atomic step: a
+ * archive (jobs/history/archiver.ts), which saves its position with each chunk in the same atomic step: a
  * worker killed mid-backfill leaves it where the last chunk ended, and the next holder goes on from
  * there. Events are written as re-sends, so that a destination that has some of them (a later
  * backfill of the same days, live records since it was added) keeps one of each. Users and
  * sessions go first, each key once as its merged state, in order with its live updates
- * (jobs/backfill-upserts.ts).
+ * (jobs/history/backfill-upserts.ts).
  */
 
 export const BACKFILL_RESOURCES = ['events', 'users', 'sessions'] as const;
@@ -54,7 +54,7 @@ export interface BackfillProgress {
   readThrough: number | null;
   /** Of those, sent to the destination's history lane (the others: outside the range or the resources, or kept out by its rules). */
   queued: number;
-  /** Users and sessions sent as their merged state (jobs/backfill-upserts.ts). */
+  /** Users and sessions sent as their merged state (jobs/history/backfill-upserts.ts). */
   states: number;
 }
 

@@ -1,16 +1,16 @@
 import { mkdir, open, readdir, rm, stat, truncate, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { encodeFrame, readFrame, scanFrames, syncDirectory, type FramedEntry } from './frames';
-import { compareStreamIds, streamIdTime } from './keys';
+import { encodeFrame, readFrame, scanFrames, syncDirectory, type FramedEntry } from '../spill/frames';
+import { compareStreamIds, streamIdTime } from '../delivery/keys';
 
 /**
- * One tracker partition's archive on disk: what it accepted, as accepted, in frames (jobs/frames.ts)
+ * One tracker partition's archive on disk: what it accepted, as accepted, in frames (jobs/spill/frames.ts)
  * appended to segment files named by the UTC day of their first record, `2026-11-28.0000.arch`. A
  * segment takes the records of its day (a new one starts with the first record of the next day,
  * or past SEGMENT_BYTES), so retention deletes whole days and a time range is read from the
  * segments of its days only. Nothing is kept in memory but the segment being written.
  *
- * Redis is the judge of what is archived (its `archived` id, jobs/archiver.ts): on open, frames
+ * Redis is the judge of what is archived (its `archived` id, jobs/history/archiver.ts): on open, frames
  * past that id (appended, then the process died before Redis agreed) and a torn last frame are cut
  * off. Frames are fsynced one at a time, so only the newest segment can hold either.
  */

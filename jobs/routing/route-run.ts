@@ -1,15 +1,15 @@
-import type { RedisClient } from '../src/core/redis/cluster';
-import type { Destination } from '../src/core/trackers/types';
-import type { RulesCache } from '../src/core/rules/compile';
+import type { RedisClient } from '../../src/core/redis/cluster';
+import type { Destination } from '../../src/core/trackers/types';
+import type { RulesCache } from '../../src/core/rules/compile';
 import { blockArgs, DESTINATION_KEYS, destinationKeys, routedBlocks, SHARE_ARGS, shareArgs, TO_DESTINATIONS } from './destination-blocks';
 import { duplicatesKey, recordTexts, recordValues, type IngestJobData } from './ingest-job';
-import { archiveKeys, deliveryKeys, ENSURE_COUNT, recentRecordsKey, trackerBacklogKey } from './keys';
+import { archiveKeys, deliveryKeys, ENSURE_COUNT, recentRecordsKey, trackerBacklogKey } from '../delivery/keys';
 import { entryFields } from './stream-entries';
 
 /**
  * Adaptive batching for the router: the job in hand and the jobs already waiting right behind it
  * are routed as one run, each tracker partition's records of the run as ONE stream entry per
- * destination. A block compresses better the more records it holds (jobs/stream-entries.ts), so a
+ * destination. A block compresses better the more records it holds (jobs/routing/stream-entries.ts), so a
  * backlog that builds up while a destination is disabled takes less Redis. Nothing waits for jobs
  * to arrive: an idle queue routes each job as it comes, as before.
  */
@@ -35,9 +35,9 @@ export interface RunJob {
   data: IngestJobData;
   /** The tracker's destinations, as the router's tracker cache has them. */
   destinations: readonly Destination[];
-  /** The tracker keeps an archive: its records also go to its archive stream (jobs/archiver.ts). */
+  /** The tracker keeps an archive: its records also go to its archive stream (jobs/history/archiver.ts). */
   archive: boolean;
-  /** Its records as stream texts, the duplicates left out (jobs/ingest-job.ts `recordTexts`). */
+  /** Its records as stream texts, the duplicates left out (jobs/routing/ingest-job.ts `recordTexts`). */
   records: string[];
   /** The indices of its duplicates, left out of `records`. */
   skip?: ReadonlySet<number> | undefined;
@@ -83,7 +83,7 @@ return out`;
  * record count, status and pictures' bucket, then the duplicates lists of the run's jobs. ARGV: the
  * run's first and last job ids, the number of groups, then per group: its destination count, the
  * index in the run of its first job, whether it keeps an archive ('1' or '0'), its blocks and
- * each destination's share of them (jobs/destination-blocks.ts: destinations whose rules differ
+ * each destination's share of them (jobs/routing/destination-blocks.ts: destinations whose rules differ
  * get different blocks).
  *
  * The cursor check makes a run that was routed already (its first job is not above the cursor)

@@ -1,11 +1,11 @@
-import { holdsBigInt, stringifyExactJson } from '../src/core/records/exact-json';
-import type { TrackedRecord } from '../src/core/records/types';
-import { hasRules } from '../src/core/rules/schema';
-import type { RulesCache } from '../src/core/rules/compile';
-import type { Destination } from '../src/core/trackers/types';
-import { bucketOf } from '../src/core/series/minutes';
-import { seriesKey, seriesSlot } from './destination-series';
-import type { DeliveryKeys } from './keys';
+import { holdsBigInt, stringifyExactJson } from '../../src/core/records/exact-json';
+import type { TrackedRecord } from '../../src/core/records/types';
+import { hasRules } from '../../src/core/rules/schema';
+import type { RulesCache } from '../../src/core/rules/compile';
+import type { Destination } from '../../src/core/trackers/types';
+import { bucketOf } from '../../src/core/series/minutes';
+import { seriesKey, seriesSlot } from '../delivery/destination-series';
+import type { DeliveryKeys } from '../delivery/keys';
 
 /**
  * Destination rules run here, as records are routed: what a destination's rules skip never enters
@@ -88,7 +88,7 @@ export function routedBlocks(step: StepRecords, destinations: readonly Destinati
 
 /**
  * ARGV of a step's blocks, as TO_DESTINATIONS reads them: the block count, then per block its
- * record count, its number of entry fields and those fields (jobs/stream-entries.ts).
+ * record count, its number of entry fields and those fields (jobs/routing/stream-entries.ts).
  */
 export function blockArgs(routed: RoutedBlocks, fieldsOf: (texts: readonly string[]) => Array<string | Buffer>): Array<string | Buffer> {
   const args: Array<string | Buffer> = [String(routed.blocks.length)];
@@ -101,7 +101,7 @@ export function blockArgs(routed: RoutedBlocks, fieldsOf: (texts: readonly strin
 
 /**
  * ARGV of each destination's share, as TO_DESTINATIONS reads them: its block (from 1), its rule
- * counts, and where its pictures over time count them (jobs/destination-series.ts: the fields of
+ * counts, and where its pictures over time count them (jobs/delivery/destination-series.ts: the fields of
  * `at`'s minute and when that bucket expires; the same for every destination of a step).
  */
 export function shareArgs(routed: RoutedBlocks, at = Date.now()): string[] {
@@ -130,7 +130,7 @@ export const DESTINATION_KEYS = 4;
 
 /**
  * Routing steps (their first block: the records as accepted) a tracker partition keeps for
- * `destinations preview` (jobs/recent-records.ts): a few dozen steps are the last few hundred
+ * `destinations preview` (jobs/routing/recent-records.ts): a few dozen steps are the last few hundred
  * records of a quiet tracker and the last thousands of a busy one, at the block's compressed size.
  */
 export const RECENT_STEPS = 32;
@@ -138,7 +138,7 @@ export const RECENT_STEPS = 32;
 /**
  * Routing steps an archive stream holds at most while its archiver is behind (its disk full, no
  * worker able to hold its lease): past it the oldest go, and the archiver reports the gap
- * (jobs/archiver.ts). An archive that cannot be written must not fill Redis and stop ingest.
+ * (jobs/history/archiver.ts). An archive that cannot be written must not fill Redis and stop ingest.
  */
 export const ARCHIVE_STREAM_CAP = 100_000;
 
@@ -146,9 +146,9 @@ export const ARCHIVE_STREAM_CAP = 100_000;
  * Lua: `readBlocks(a)` reads blockArgs starting at ARGV[a] and returns them with the index after
  * them; `keepRecent(key, blocks)` keeps the first block (every record as accepted) in the
  * partition's capped stream of recent records; `keepArchive(key, blocks)` adds it to the
- * partition's archive stream, which the archiver drains to disk (jobs/archiver.ts); `toDestination(i, blocks, d)` appends a destination's block to its stream (KEYS[i]), adds
+ * partition's archive stream, which the archiver drains to disk (jobs/history/archiver.ts); `toDestination(i, blocks, d)` appends a destination's block to its stream (KEYS[i]), adds
  * its records to its count (KEYS[i + 1]), and its rule counts to its status (KEYS[i + 2]) and to
- * its pictures' minute (KEYS[i + 3]), from its share at ARGV[d]. Needs ENSURE_COUNT (jobs/keys.ts) before it.
+ * its pictures' minute (KEYS[i + 3]), from its share at ARGV[d]. Needs ENSURE_COUNT (jobs/delivery/keys.ts) before it.
  */
 export const TO_DESTINATIONS = `
 local function readBlocks(a)

@@ -1,10 +1,10 @@
-import type { RedisClient } from '../src/core/redis/cluster';
-import type { ConnectorError } from '../connectors/errors';
-import type { DestinationDetails } from '../connectors/types';
+import type { RedisClient } from '../../src/core/redis/cluster';
+import type { ConnectorError } from '../../connectors/errors';
+import type { DestinationDetails } from '../../connectors/types';
 import { DestinationSeries } from './destination-series';
 import { streamIdTime, type DeliveryKeys } from './keys';
-import { entryQueuedSince, rangeStartAfter } from './stream-entries';
-import type { SpoolBacklog } from './spool';
+import { entryQueuedSince, rangeStartAfter } from '../routing/stream-entries';
+import type { SpoolBacklog } from '../spill/spool';
 
 // Sets fields of the status hash. HDEL of the same fields first: the hash keeps a fixed set of
 // small fields, so this runs on a full Redis (see "Writes at the limit", src/core/redis/out-of-memory.ts)
@@ -20,7 +20,7 @@ export interface DestinationStatus {
   queued: number;
   /** Of those, the ones in Redis. */
   inRedis: number;
-  /** Of those, the ones in the disk spool of the worker that holds the destination (jobs/spool.ts). */
+  /** Of those, the ones in the disk spool of the worker that holds the destination (jobs/spill/spool.ts). */
   spooled: number;
   /** Bytes of the spool's undelivered frames, compressed. */
   spoolBytes: number;
@@ -38,7 +38,7 @@ export interface DestinationStatus {
   batches: number;
   /** Records in the dead-letter store. */
   deadLettered: number;
-  /** Records its rules kept from it (jobs/destination-blocks.ts): its filter was false, they fell outside its sample, or its filter could not be evaluated on them. */
+  /** Records its rules kept from it (jobs/routing/destination-blocks.ts): its filter was false, they fell outside its sample, or its filter could not be evaluated on them. */
   skipped: { filter: number; sample: number; filterErrors: number };
   /** Why the filter last failed on a record (e.g. `Unknown variable: total`); null when it never has. */
   lastFilterError: string | null;
@@ -83,7 +83,7 @@ export class DestinationStatusStore {
     await this.redis.hset(this.keys.status, 'growthPerSecond', room.growthPerSecond.toFixed(3), 'capRecords', String(room.capRecords), 'diskFreeBytes', String(room.diskFreeBytes), 'diskBytesPerRecord', room.diskBytesPerRecord.toFixed(1));
   }
 
-  /** What the holder's disk spool holds past the cursor (jobs/spool.ts). */
+  /** What the holder's disk spool holds past the cursor (jobs/spill/spool.ts). */
   async setSpool(backlog: SpoolBacklog): Promise<void> {
     await this.redis.hset(this.keys.status, 'spooled', String(backlog.records), 'spoolBytes', String(backlog.bytes), 'spoolOldestId', backlog.oldestId ?? '');
   }

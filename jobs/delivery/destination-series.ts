@@ -1,7 +1,7 @@
-import type { RedisClient } from '../src/core/redis/cluster';
-import { bucketExpiresAt, bucketOf, indexInWindow, MINUTE_MS, minuteField, WINDOW_MINUTES, windowOf } from '../src/core/series/minutes';
-import { withDeadline } from '../src/core/deadline';
-import { sleep } from '../src/core/sleep';
+import type { RedisClient } from '../../src/core/redis/cluster';
+import { bucketExpiresAt, bucketOf, indexInWindow, MINUTE_MS, minuteField, WINDOW_MINUTES, windowOf } from '../../src/core/series/minutes';
+import { withDeadline } from '../../src/core/deadline';
+import { sleep } from '../../src/core/sleep';
 import type { DeliveryKeys } from './keys';
 
 /**
@@ -94,7 +94,7 @@ redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[4]) - 1)
 return 1`;
 
 /**
- * Lua for the delivery loop's confirm (jobs/delivery-loop.ts), after the cursor moved: counts the
+ * Lua for the delivery loop's confirm (jobs/delivery/delivery-loop.ts), after the cursor moved: counts the
  * batch in its minute and marks `delivering` when the destination was in another state.
  * Uses KEYS[4] (status), KEYS[6] (bucket), KEYS[7] (markers); ARGV[5] (time), ARGV[7] (field),
  * ARGV[8] (bucket expiry), ARGV[9] (marker cap), ARGV[10] (records the destination took).

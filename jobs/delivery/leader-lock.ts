@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { RedisClient } from '../src/core/redis/cluster';
+import type { RedisClient } from '../../src/core/redis/cluster';
 
 const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`;
 // SET NX PX as a script whose first write is a DEL of the (absent) key, so a lease can still be

@@ -1,4 +1,4 @@
-import type { Keyspace, PartitionRef } from '../src/core/redis/keyspace';
+import type { Keyspace, PartitionRef } from '../../src/core/redis/keyspace';
 
 /**
  * Redis keys of the delivery stage. `prefix` is the prefix of the shard that holds the tracker
@@ -39,7 +39,7 @@ export function deliveryKeys(prefix: string, ref: DestinationRef) {
     deadLetters: `${base}:dlq`,
     /** Counters and the last error, for status views. */
     status: `${base}:status`,
-    /** Id of the last record moved to the disk spool (jobs/spool.ts); the records up to it are on disk. */
+    /** Id of the last record moved to the disk spool (jobs/spill/spool.ts); the records up to it are on disk. */
     spilled: `${base}:spilled`,
     /** Records waiting in the stream (an entry may hold a block of many, see stream-entries.ts). */
     queued: `${base}:queued`,
@@ -48,7 +48,7 @@ export function deliveryKeys(prefix: string, ref: DestinationRef) {
     /** The moments it paused, failed, recovered, was disabled or enabled, newest first (a capped list). */
     events: `${base}:events`,
     /**
-     * History sent to this destination (backfills, jobs/backfill.ts), through its rules: a stream
+     * History sent to this destination (backfills, jobs/history/backfill.ts), through its rules: a stream
      * of blocks, delivered only while the live stream has nothing to deliver.
      */
     history: `${base}:history`,
@@ -72,7 +72,7 @@ export function trackerBacklogKey(prefix: string, trackerId: string, partition =
 }
 
 /**
- * The archive of a tracker partition (jobs/archiver.ts): what it accepted, as accepted, on its way
+ * The archive of a tracker partition (jobs/history/archiver.ts): what it accepted, as accepted, on its way
  * to disk. The router adds each routing step's records to `stream` in the routing script; the
  * archiver moves them to frames on disk and trims the stream, keeping in `archived` the last record
  * id on disk (Redis is the judge of what the files hold, as for the spool).

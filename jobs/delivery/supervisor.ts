@@ -1,22 +1,22 @@
 import { rm } from 'node:fs/promises';
-import { duplicateClient, type RedisClient } from '../src/core/redis/cluster';
-import type { ConnectorRegistry } from '../connectors/registry';
-import type { DestinationWriter, EngineLimits } from '../connectors/types';
-import { ConfigurationError } from '../connectors/errors';
-import type { Logger } from '../src/core/logger';
-import type { TrackerStore } from '../src/core/trackers/store';
-import type { Destination } from '../src/core/trackers/types';
-import { linkedController, withDeadline } from '../src/core/deadline';
-import { sleep } from '../src/core/sleep';
-import { openSpool, Spiller, SpoolMissingError, type SpillOptions } from './spiller';
-import { spoolDirectory, type Spool } from './spool';
+import { duplicateClient, type RedisClient } from '../../src/core/redis/cluster';
+import type { ConnectorRegistry } from '../../connectors/registry';
+import type { DestinationWriter, EngineLimits } from '../../connectors/types';
+import { ConfigurationError } from '../../connectors/errors';
+import type { Logger } from '../../src/core/logger';
+import type { TrackerStore } from '../../src/core/trackers/store';
+import type { Destination } from '../../src/core/trackers/types';
+import { linkedController, withDeadline } from '../../src/core/deadline';
+import { sleep } from '../../src/core/sleep';
+import { openSpool, Spiller, SpoolMissingError, type SpillOptions } from '../spill/spiller';
+import { spoolDirectory, type Spool } from '../spill/spool';
 import { DeliveryLoop, type DeliveryLoopOptions } from './delivery-loop';
-import { StreamCompactor } from './compactor';
+import { StreamCompactor } from '../spill/compactor';
 import { StreamReadTurns } from './read-turns';
 import { DestinationStatusStore } from './destination-status';
 import { DestinationSeries } from './destination-series';
 import { partitionDeliveryKeys, type DeliveryKeys, type DestinationRef } from './keys';
-import type { Keyspace } from '../src/core/redis/keyspace';
+import type { Keyspace } from '../../src/core/redis/keyspace';
 import { LeaderLock } from './leader-lock';
 import { LeaseSupervisor, type LeasedRun } from './discovery-loop';
 
@@ -31,7 +31,7 @@ export interface SupervisorOptions {
   /** Lease of a destination; another worker takes over this long after a holder dies. Default 15 s. */
   leaseMs: number;
   delivery: Omit<DeliveryLoopOptions, 'batch'>;
-  /** Redis cap per destination and disk spool (jobs/spiller.ts). */
+  /** Redis cap per destination and disk spool (jobs/spill/spiller.ts). */
   spill: SpillOptions;
   /** How often the backlog and lag of a held destination are sampled for its pictures over time (DELIVERY_SAMPLE_MS); the last sample of a minute is kept. Default 60 s. */
   sampleMs?: number;
@@ -47,7 +47,7 @@ interface Wanted {
 
 /**
  * What a run was started with: a change restarts it with the new settings. Rules are not part of
- * it: they run at routing (jobs/destination-blocks.ts), and a delivery loop has nothing to redo
+ * it: they run at routing (jobs/routing/destination-blocks.ts), and a delivery loop has nothing to redo
  * when they change.
  */
 const fingerprint = (want: Wanted) => JSON.stringify([{ ...want.destination, rules: undefined }, want.partitions]);
@@ -68,8 +68,8 @@ const refKey = (ref: DestinationRef) => `${ref.trackerId}/${ref.destinationId}${
  * Holds the lease of every destination it can, and keeps that set in step with the trackers: a new
  * destination starts within one discovery interval, a removed one stops, one whose settings changed
  * (enabled or disabled included) restarts with the new settings. Under each lease a spiller keeps
- * the destination's Redis stream under its cap (jobs/spiller.ts) and, when enabled, a delivery loop
- * delivers it, disk spool first; a compactor keeps the backlog dense while nothing reads it (jobs/compactor.ts).
+ * the destination's Redis stream under its cap (jobs/spill/spiller.ts) and, when enabled, a delivery loop
+ * delivers it, disk spool first; a compactor keeps the backlog dense while nothing reads it (jobs/spill/compactor.ts).
  */
 export class DeliverySupervisor extends LeaseSupervisor<Running> {
   constructor(

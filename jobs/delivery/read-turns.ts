@@ -2,7 +2,7 @@ import { compareStreamIds } from './keys';
 
 /**
  * Turns between a delivery loop's reads of its stream and the compactor's passes
- * (jobs/compactor.ts), which both run under the destination's lease in one process. A pass
+ * (jobs/spill/compactor.ts), which both run under the destination's lease in one process. A pass
  * rewrites entries with new ids, so it must leave alone every entry the loop has read (it may hold
  * their records in a batch, by their old ids) and must not apply while a read is under way. It
  * runs only while the loop is stalled (its last write failed, so it waits to try again), since a

@@ -1,7 +1,7 @@
-import type { RedisClient } from '../src/core/redis/cluster';
-import type { ConnectorError } from '../connectors/errors';
-import type { TrackedRecord } from '../src/core/records/types';
-import { parseExactJson, stringifyExactJson } from '../src/core/records/exact-json';
+import type { RedisClient } from '../../src/core/redis/cluster';
+import type { ConnectorError } from '../../connectors/errors';
+import type { TrackedRecord } from '../../src/core/records/types';
+import { parseExactJson, stringifyExactJson } from '../../src/core/records/exact-json';
 import { seriesSlot } from './destination-series';
 import { compareStreamIds, ENSURE_COUNT, type DeliveryKeys } from './keys';
 

@@ -1,15 +1,15 @@
-import type { RedisClient } from '../src/core/redis/cluster';
-import type { Keyspace } from '../src/core/redis/keyspace';
-import type { Logger } from '../src/core/logger';
-import type { TrackerStore } from '../src/core/trackers/store';
-import { linkedController } from '../src/core/deadline';
+import type { RedisClient } from '../../src/core/redis/cluster';
+import type { Keyspace } from '../../src/core/redis/keyspace';
+import type { Logger } from '../../src/core/logger';
+import type { TrackerStore } from '../../src/core/trackers/store';
+import { linkedController } from '../../src/core/deadline';
 import { ArchiveFiles } from './archive-files';
 import { archiveDirectory, Archiver, DEFAULT_ARCHIVER_OPTIONS, type ArchiverOptions } from './archiver';
-import { LeaseSupervisor, type LeasedRun } from './discovery-loop';
+import { LeaseSupervisor, type LeasedRun } from '../delivery/discovery-loop';
 import { Backfiller } from './backfill';
-import { INGEST_QUEUE } from './ingest-job';
-import { archiveKeys } from './keys';
-import { LeaderLock } from './leader-lock';
+import { INGEST_QUEUE } from '../routing/ingest-job';
+import { archiveKeys } from '../delivery/keys';
+import { LeaderLock } from '../delivery/leader-lock';
 
 export interface ArchiveSupervisorOptions {
   keyspace: Keyspace;

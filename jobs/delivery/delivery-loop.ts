@@ -1,20 +1,20 @@
-import type { RedisClient } from '../src/core/redis/cluster';
-import { ConnectorError, RetryableError } from '../connectors/errors';
-import type { BatchLimits, DestinationWriter, RecordOutcome, WriteOptions } from '../connectors/types';
-import type { Logger } from '../src/core/logger';
-import type { TrackedRecord } from '../src/core/records/types';
-import { parseExactJson } from '../src/core/records/exact-json';
-import { linkedController, withDeadline } from '../src/core/deadline';
-import { sleep } from '../src/core/sleep';
-import { isOutOfMemoryError, OUT_OF_MEMORY_LOG } from '../src/core/redis/out-of-memory';
+import type { RedisClient } from '../../src/core/redis/cluster';
+import { ConnectorError, RetryableError } from '../../connectors/errors';
+import type { BatchLimits, DestinationWriter, RecordOutcome, WriteOptions } from '../../connectors/types';
+import type { Logger } from '../../src/core/logger';
+import type { TrackedRecord } from '../../src/core/records/types';
+import { parseExactJson } from '../../src/core/records/exact-json';
+import { linkedController, withDeadline } from '../../src/core/deadline';
+import { sleep } from '../../src/core/sleep';
+import { isOutOfMemoryError, OUT_OF_MEMORY_LOG } from '../../src/core/redis/out-of-memory';
 import { backoffDelay, type BackoffPolicy } from './backoff';
 import { DeadLetterStore } from './dead-letters';
 import { DestinationStatusStore } from './destination-status';
 import { CONFIRM_SERIES, MAX_MARKERS, seriesSlot } from './destination-series';
 import { compareStreamIds, entryIdOf, nextStreamId, streamIdTime, type DeliveryKeys } from './keys';
-import { rangeStartAfter, recordsAfter, type StreamRecord } from './stream-entries';
+import { rangeStartAfter, recordsAfter, type StreamRecord } from '../routing/stream-entries';
 import { StreamReadTurns } from './read-turns';
-import type { Spool } from './spool';
+import type { Spool } from '../spill/spool';
 import type { LeaderLock } from './leader-lock';
 
 /**
@@ -94,7 +94,7 @@ async function settlesWithin(p: Promise<unknown>, ms: number, signal?: AbortSign
   return Promise.race([settled, sleep(ms, signal).then(() => false, () => false)]);
 }
 
-/** Live records (the spool, the stream), or history a backfill sent (jobs/backfill.ts). */
+/** Live records (the spool, the stream), or history a backfill sent (jobs/history/backfill.ts). */
 type Lane = 'live' | 'history';
 
 /**
@@ -312,7 +312,7 @@ export class DeliveryLoop {
 
   /**
    * Up to `maxRecords` records after `cursor` from the stream, and the last entry read. An entry
-   * holds one record or a block of up to a whole group commit's (jobs/stream-entries.ts), so entries
+   * holds one record or a block of up to a whole group commit's (jobs/routing/stream-entries.ts), so entries
    * are read a page at a time, each page sized by the records per entry seen so far: a backlog of
    * large blocks is not read (and sent over the network) a thousand entries at a time for a batch
    * of a thousand records, nor a stream of single records one entry at a time.
@@ -365,7 +365,7 @@ export class DeliveryLoop {
     return Number((await this.redis.get(this.keys.queued)) ?? 0) > 0;
   }
 
-  /** Whether history waits in the destination's history lane (jobs/backfill.ts). */
+  /** Whether history waits in the destination's history lane (jobs/history/backfill.ts). */
   private async historyWaits(): Promise<boolean> {
     return Number((await this.redis.get(this.keys.historyQueued)) ?? 0) > 0;
   }

@@ -1,17 +1,17 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import { compareStreamIds, entryIdOf, streamIdTime } from './keys';
+import { compareStreamIds, entryIdOf, streamIdTime } from '../delivery/keys';
 
 /**
  * How records sit in a destination's stream. The router writes a tracker partition's records of
  * one routing step for a destination as one entry, a block: `n <count> b1 <their JSON lines, raw
  * deflate with the preset dictionary below>`. A step is one ingest job, or under load the job in
- * hand and the jobs already waiting behind it (jobs/route-run.ts), since a block's bytes per record
+ * hand and the jobs already waiting behind it (jobs/routing/route-run.ts), since a block's bytes per record
  * fall as it grows: a typical 400-byte stored event takes about 70 bytes of Redis in a block of 20
  * and about 180 alone, against about 460 as plain JSON in an entry of its own (bench/RESULTS.md).
  * A record in a block is known by `<entry id>#<k>` (k from 0), which orders after the entries
  * before it and before the ones after it. A record as plain `r <json>` keeps its entry's id:
  * replayed dead letters, a tracker's backlog, and streams written before blocks. An entry that
- * merges older ones (jobs/compactor.ts) also holds `t <ms>`: when its oldest record was first
+ * merges older ones (jobs/spill/compactor.ts) also holds `t <ms>`: when its oldest record was first
  * queued, which its own id no longer tells.
  */
 

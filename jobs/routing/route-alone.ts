@@ -1,16 +1,16 @@
-import type { RedisClient } from '../src/core/redis/cluster';
-import type { TrackedRecord } from '../src/core/records/types';
-import { parseExactJson } from '../src/core/records/exact-json';
-import type { RulesCache } from '../src/core/rules/compile';
-import type { Destination } from '../src/core/trackers/types';
+import type { RedisClient } from '../../src/core/redis/cluster';
+import type { TrackedRecord } from '../../src/core/records/types';
+import { parseExactJson } from '../../src/core/records/exact-json';
+import type { RulesCache } from '../../src/core/rules/compile';
+import type { Destination } from '../../src/core/trackers/types';
 import { blockArgs, DESTINATION_KEYS, destinationKeys, routedBlocks, SHARE_ARGS, shareArgs, TO_DESTINATIONS, type StepRecords } from './destination-blocks';
-import { archiveKeys, backlogIndexKey, backlogMember, deliveryKeys, ENSURE_COUNT, recentRecordsKey, trackerBacklogKey } from './keys';
+import { archiveKeys, backlogIndexKey, backlogMember, deliveryKeys, ENSURE_COUNT, recentRecordsKey, trackerBacklogKey } from '../delivery/keys';
 import { entryFields } from './stream-entries';
 
 /**
  * One job routed alone: a job whose tracker has no destination (its records wait in the tracker's
  * backlog, one record an entry), one whose tracker partition has a backlog to move first, one that
- * nothing waits behind. Jobs routed alone and in runs (jobs/route-run.ts) share the shard's cursor:
+ * nothing waits behind. Jobs routed alone and in runs (jobs/routing/route-run.ts) share the shard's cursor:
  * a job whose id is not above it was routed already (the worker died before BullMQ marked it
  * complete), and nothing is written again.
  */
@@ -36,7 +36,7 @@ return 1`;
  * Moves the head of a backlog to the destinations, through their rules, without routing the job.
  * KEYS: cursor, the backlog, the index of backlogs, then per destination its stream, record count
  * and status. ARGV: job id, the backlog member, the number of entry ids moved and those ids (the
- * head of the backlog as read), then the blocks and shares (jobs/destination-blocks.ts). 0: the job
+ * head of the backlog as read), then the blocks and shares (jobs/routing/destination-blocks.ts). 0: the job
  * was routed already; 2: the backlog's head is no longer the one read (read it again); 1: moved.
  */
 const MOVE_BACKLOG = `${ENSURE_COUNT}${TO_DESTINATIONS}
@@ -76,7 +76,7 @@ export interface AloneJob {
   trackerId: string;
   partition: number;
   destinations: readonly Destination[];
-  /** The tracker keeps an archive (jobs/archiver.ts). */
+  /** The tracker keeps an archive (jobs/history/archiver.ts). */
   archive: boolean;
   records: StepRecords;
 }

@@ -1,9 +1,9 @@
-import type { RedisClient } from '../src/core/redis/cluster';
-import type { Keyspace } from '../src/core/redis/keyspace';
-import type { Tracker } from '../src/core/trackers/types';
-import { archiveKeys } from './keys';
+import type { RedisClient } from '../../src/core/redis/cluster';
+import type { Keyspace } from '../../src/core/redis/keyspace';
+import type { Tracker } from '../../src/core/trackers/types';
+import { archiveKeys } from '../delivery/keys';
 
-/** What a tracker's archive holds, over its partitions (jobs/archiver.ts). */
+/** What a tracker's archive holds, over its partitions (jobs/history/archiver.ts). */
 export interface ArchiveStatus {
   /** Days kept; 0: the tracker keeps no archive. */
   days: number;

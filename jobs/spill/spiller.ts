@@ -1,12 +1,12 @@
 import { statfs } from 'node:fs/promises';
-import type { RedisClient } from '../src/core/redis/cluster';
-import type { Logger } from '../src/core/logger';
-import { sleep } from '../src/core/sleep';
-import type { LeaderLock } from './leader-lock';
-import { compareStreamIds, entryIdOf, nextStreamId, type DeliveryKeys as Keys } from './keys';
-import { readWholeEntries } from './stream-read';
+import type { RedisClient } from '../../src/core/redis/cluster';
+import type { Logger } from '../../src/core/logger';
+import { sleep } from '../../src/core/sleep';
+import type { LeaderLock } from '../delivery/leader-lock';
+import { compareStreamIds, entryIdOf, nextStreamId, type DeliveryKeys as Keys } from '../delivery/keys';
+import { readWholeEntries } from '../delivery/stream-read';
 import { Spool, type SpooledEntry } from './spool';
-import { DestinationStatusStore } from './destination-status';
+import { DestinationStatusStore } from '../delivery/destination-status';
 import type { StreamCompactor } from './compactor';
 
 /**
@@ -61,7 +61,7 @@ export class SpillStoppedError extends Error {
  * fails, waits for its settings, or is disabled. Once the stream passes the cap it is brought down
  * to half of it, in frames: read the oldest past the cursor, append them to the spool (fsynced),
  * then let Redis drop them in one atomic step. A crash between the two leaves a frame Redis never
- * agreed to, which the next open cuts off (jobs/spool.ts): nothing lost, nothing doubled.
+ * agreed to, which the next open cuts off (jobs/spill/spool.ts): nothing lost, nothing doubled.
  */
 export class Spiller {
   private readonly status: DestinationStatusStore;
@@ -77,7 +77,7 @@ export class Spiller {
     private readonly spool: Spool,
     private readonly opts: SpillOptions,
     private readonly logger: Logger,
-    /** Keeps the backlog dense where nothing reads it, in turn with the spills (jobs/compactor.ts). */
+    /** Keeps the backlog dense where nothing reads it, in turn with the spills (jobs/spill/compactor.ts). */
     private readonly compactor?: StreamCompactor,
   ) {
     this.status = new DestinationStatusStore(redis, keys);

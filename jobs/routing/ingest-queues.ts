@@ -1,5 +1,5 @@
 import { Queue, type ConnectionOptions } from 'bullmq';
-import type { Keyspace } from '../src/core/redis/keyspace';
+import type { Keyspace } from '../../src/core/redis/keyspace';
 import { INGEST_QUEUE, type IngestJobData } from './ingest-job';
 
 /**

@@ -8,7 +8,7 @@ const deflate = promisify(deflateRaw);
 const inflate = promisify(inflateRaw);
 
 /**
- * Records on disk in frames, as the disk spool (jobs/spool.ts) and the archive (jobs/archive-files.ts)
+ * Records on disk in frames, as the disk spool (jobs/spill/spool.ts) and the archive (jobs/history/archive-files.ts)
  * keep them. A frame: MAGIC, meta length (u16), payload length (u32), checksum (first 8 bytes of
  * SHA-256 over meta and payload), meta (JSON: first and last record id, record count), payload (raw
  * deflate of `<record id>\t<record JSON>\n` lines; JSON.stringify never writes a raw tab or

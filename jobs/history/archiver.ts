@@ -1,13 +1,13 @@
 import path from 'node:path';
-import type { RedisClient } from '../src/core/redis/cluster';
-import type { Logger } from '../src/core/logger';
-import { sleep } from '../src/core/sleep';
+import type { RedisClient } from '../../src/core/redis/cluster';
+import type { Logger } from '../../src/core/logger';
+import { sleep } from '../../src/core/sleep';
 import { ArchiveFiles, dayOfId } from './archive-files';
-import type { LeaderLock } from './leader-lock';
+import type { LeaderLock } from '../delivery/leader-lock';
 import type { Backfiller } from './backfill';
-import type { Tracker } from '../src/core/trackers/types';
-import { compareStreamIds, entryIdOf, nextStreamId, type ArchiveKeys } from './keys';
-import { readWholeEntries } from './stream-read';
+import type { Tracker } from '../../src/core/trackers/types';
+import { compareStreamIds, entryIdOf, nextStreamId, type ArchiveKeys } from '../delivery/keys';
+import { readWholeEntries } from '../delivery/stream-read';
 
 /**
  * Commits an archived frame: Redis lets go of the records the frame holds, if this process still
@@ -78,7 +78,7 @@ export function archiveDirectory(root: string, trackerId: string, partition = 0)
  * agreed to, which the next open cuts off. Once a minute, days past the retention are deleted and
  * the size on disk is reported in the status.
  */
-/** The backfills an archiver moves along after each round (jobs/backfill.ts), with the tracker as it is now. */
+/** The backfills an archiver moves along after each round (jobs/history/backfill.ts), with the tracker as it is now. */
 export interface ArchiveBackfills {
   backfiller: Backfiller;
   tracker: () => Promise<Tracker | undefined>;
