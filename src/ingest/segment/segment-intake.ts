@@ -90,6 +90,8 @@ export async function mapSegmentRequest(ctx: IngestContext, input: { body: unkno
   ctx.state.recordCount = messages.length;
   const key = segmentWriteKey(ctx.get('authorization') || undefined, root, messages[0]);
   ctx.state.presentedToken = key;
+  // v3's word for a missing token names v3's ways to send one; an SDK's user looks for the write key.
+  if (key === undefined) throw new ApiError('ERR_MISSING_TOKEN', 'No write key: send Authorization: Basic base64("<writeKey>:"), or writeKey in the body. The write key is a tracker token.');
   const tracker = await resolveTracker(deps, key);
   ctx.state.trackerId = tracker.id;
   const privacy = tracker.privacyRules.length > 0 ? privacyPlan(tracker) : undefined;

@@ -99,6 +99,8 @@ describe('answers', () => {
       expect([path, res.status, res.body.code]).toEqual([path, status, code]);
       expect(res.body).toMatchObject({ success: false, message: expect.any(String), error: { code } });
     }
+    const anonymous = await api.http.post('/v1/batch').send({ batch: [track(1)] });
+    expect(anonymous.body.message).toMatch(/write key.*Basic/);
     const malformed = await api.http.post('/v1/batch').set('Authorization', basic(api.token)).set('Content-Type', 'application/json').send('{"batch": [');
     expect(malformed.status).toBe(400);
     expect(malformed.body.code).toBe('ERR_MALFORMED_JSON');
