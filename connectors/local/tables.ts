@@ -1,5 +1,5 @@
 import type { RecordKind } from '../../src/core/records/types';
-import { CONTEXT_COLUMN, KEY_COLUMN, PROPERTIES_COLUMN, RESERVED_COLUMNS, RESERVED_COLUMNS_BY_KIND, type ReservedColumn } from '../shared/reserved-columns';
+import { CONTEXT_COLUMN, fixedColumnsOf, KEY_COLUMN, PROPERTIES_COLUMN, RESERVED_COLUMNS, type FixedColumn, type ReservedColumn } from '../shared/reserved-columns';
 import type { ColumnRules } from '../shared/column-plan';
 import { DUCKDB_NAMING, quoteIdent } from './sql';
 
@@ -20,19 +20,9 @@ const RESERVED_SQL_TYPE: Readonly<Record<ReservedColumn, string>> = {
   _received_at: 'TIMESTAMPTZ',
 };
 
-/** A fixed column of a table, with the SQL type values are cast to when staged. */
-export interface FixedColumn {
-  name: string;
-  sqlType: string;
-}
-
 /** The reserved columns of a kind's table, then `_context` and `_properties`, in table order. */
 export function fixedColumns(kind: RecordKind): FixedColumn[] {
-  return [
-    ...RESERVED_COLUMNS_BY_KIND[kind].map((name) => ({ name, sqlType: RESERVED_SQL_TYPE[name] })),
-    { name: CONTEXT_COLUMN, sqlType: 'JSON' },
-    { name: PROPERTIES_COLUMN, sqlType: 'JSON' },
-  ];
+  return fixedColumnsOf(kind, { reserved: RESERVED_SQL_TYPE, json: 'JSON' });
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { RecordKind } from '../../src/core/records/types';
-import { CONTEXT_COLUMN, KEY_COLUMN, PROPERTIES_COLUMN, RESERVED_COLUMNS_BY_KIND, type ReservedColumn } from '../shared/reserved-columns';
+import { fixedColumnsOf, KEY_COLUMN, PROPERTIES_COLUMN, type FixedColumn, type ReservedColumn } from '../shared/reserved-columns';
 import { qualified, quoteIdent } from './sql';
 
 export const TABLE: Readonly<Record<RecordKind, string>> = { user: 'users', session: 'sessions', event: 'events' };
@@ -13,19 +13,9 @@ const RESERVED_SQL_TYPE: Readonly<Record<ReservedColumn, string>> = {
   _received_at: 'timestamptz',
 };
 
-/** A column every row of a kind has, with its SQL type. */
-export interface FixedColumn {
-  name: string;
-  sqlType: string;
-}
-
 /** The reserved columns of a kind's table, then `_context` and `_properties`, in table order. */
 export function fixedColumns(kind: RecordKind): FixedColumn[] {
-  return [
-    ...RESERVED_COLUMNS_BY_KIND[kind].map((name) => ({ name, sqlType: RESERVED_SQL_TYPE[name] })),
-    { name: CONTEXT_COLUMN, sqlType: 'jsonb' },
-    { name: PROPERTIES_COLUMN, sqlType: 'jsonb' },
-  ];
+  return fixedColumnsOf(kind, { reserved: RESERVED_SQL_TYPE, json: 'jsonb' });
 }
 
 /**

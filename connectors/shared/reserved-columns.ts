@@ -73,3 +73,24 @@ export function contextValue(context: RequestContext | undefined): RequestContex
   if (context.referer !== undefined) out.referer = context.referer;
   return Object.keys(out).length > 0 ? out : undefined;
 }
+
+/** A column every row of a kind has, with the SQL type a database gives it. */
+export interface FixedColumn {
+  name: string;
+  sqlType: string;
+}
+
+/** How a SQL database types the fixed columns: each reserved column's type, and its JSON type. */
+export interface FixedColumnTypes {
+  reserved: Readonly<Record<ReservedColumn, string>>;
+  json: string;
+}
+
+/** The reserved columns of a kind's table, then `_context` and `_properties`, in table order. */
+export function fixedColumnsOf(kind: RecordKind, types: FixedColumnTypes): FixedColumn[] {
+  return [
+    ...RESERVED_COLUMNS_BY_KIND[kind].map((name) => ({ name, sqlType: types.reserved[name] })),
+    { name: CONTEXT_COLUMN, sqlType: types.json },
+    { name: PROPERTIES_COLUMN, sqlType: types.json },
+  ];
+}
