@@ -5,6 +5,7 @@ import { createRedisClient, targetOf, type RedisLocation } from '../src/core/red
 import { checkKeyspaceLayout } from '../src/core/redis/keyspace-layout';
 import { MemoryBudget } from '../src/core/redis/memory-budget';
 import { TrackerStore } from '../src/core/trackers/store';
+import { keyFileOf, type KeyFileKeyring } from '../src/core/secrets/key-file';
 import { watchTrackerChanges } from '../src/core/trackers/changes';
 import { startRouter } from './routing/router';
 import { DEFAULT_DELIVERY_OPTIONS } from './delivery/delivery-loop';
@@ -18,6 +19,8 @@ export interface WorkerRuntime {
   archives: ArchiveSupervisor;
   /** Redis memory against its budget, as this process samples it (or the API's, when they share a process). */
   memory: MemoryBudget;
+  /** The trackers as this process reads them, their secrets opened with its keys. */
+  store: TrackerStore;
   /** Finishes or hands back the work in hand, then disconnects. */
   close: () => Promise<void>;
 }
@@ -28,16 +31,20 @@ export async function startWorkerRuntime(
   redisLocation: RedisLocation,
   registry: ConnectorRegistry,
   logger: Logger,
-  overrides: Partial<Omit<SupervisorOptions, 'keyspace' | 'dataDir' | 'engine'>> & { archive?: Pick<ArchiveSupervisorOptions, 'archiver' | 'backfillEndMarginMs'> } = {},
+  overrides: Partial<Omit<SupervisorOptions, 'keyspace' | 'dataDir' | 'engine'>> & {
+    archive?: Pick<ArchiveSupervisorOptions, 'archiver' | 'backfillEndMarginMs'>;
+    /** The keys of the secrets in Redis (src/boot/secrets-keys.ts). Default: the key file the configuration names. */
+    keys?: KeyFileKeyring;
+  } = {},
   sharedMemory?: MemoryBudget,
 ): Promise<WorkerRuntime> {
-  const { archive, ...supervisorOverrides } = overrides;
+  const { archive, keys = keyFileOf(config), ...supervisorOverrides } = overrides;
   const connection = createRedisClient(targetOf(redisLocation), 'worker');
   const commands = createRedisClient(targetOf(redisLocation), 'worker');
   // A worker-only process samples for itself, so its log warns at the watermarks too.
   const memory = sharedMemory ?? new MemoryBudget(commands, logger.child({ component: 'memory' }), config.memory).start();
   await checkKeyspaceLayout(commands, config.keyspace);
-  const store = new TrackerStore(commands, config.redisPrefix);
+  const store = new TrackerStore(commands, config.redisPrefix, keys);
   const d = config.delivery;
   const router = await startRouter(connection, commands, store, logger.child({ component: 'router' }), { keyspace: config.keyspace, lockDurationMs: d.routerLockMs });
   const fromConfig: Omit<SupervisorOptions, 'keyspace' | 'dataDir' | 'engine'> = {
@@ -82,6 +89,7 @@ export async function startWorkerRuntime(
     supervisor,
     archives,
     memory,
+    store,
     close: async () => {
       if (!sharedMemory) memory.stop();
       changesSubscriber.disconnect();

@@ -1,13 +1,13 @@
-import type Router from '@koa/router';
 import * as z from 'zod';
 import type { AdminDeps } from './deps';
+import type { GuardedRoutes } from './guarded-routes';
 
 /**
  * The destination types this server knows, each with its settings as JSON Schema: the console
  * draws its forms from them, so a connector's new setting needs no console change.
  */
-export function registerConnectorRoutes(router: Router, deps: AdminDeps): void {
-  router.get('/connectors', (ctx) => {
+export function registerConnectorRoutes(routes: GuardedRoutes, deps: AdminDeps): void {
+  routes.get('/connectors', 'signed-in', (ctx) => {
     const body = {
       connectors: deps.connectors.types().map((type) => {
         const connector = deps.connectors.get(type)!;

@@ -1,3 +1,8 @@
+import type { Authenticator } from '../core/access/authenticate';
+import type { AuditLog } from '../core/access/audit-log';
+import type { LoginLimiter } from '../core/access/login-limiter';
+import type { SessionLimits, SessionStore } from '../core/access/session-store';
+import type { AccessService } from '../operator/access-service';
 import type { ConnectorRegistry } from '../../connectors/registry';
 import type { RequestHistory } from '../core/requests/request-history';
 import type { TrafficReader } from '../core/series/traffic';
@@ -9,10 +14,19 @@ import type { RulesPreviewer } from '../operator/rules-preview';
 import type { SourceService } from '../operator/source-service';
 import type { TrackerService } from '../operator/tracker-service';
 
+export interface AccessDeps {
+  service: AccessService;
+  sessions: SessionStore;
+  sessionLimits: SessionLimits;
+  limiter: LoginLimiter;
+  authenticator: Authenticator;
+  audit: AuditLog;
+}
+
 /** What the admin API needs: the same services the CLI uses (src/cli/context.ts), and nothing of its own. */
 export interface AdminDeps {
-  /** Compared with `Authorization: Bearer …` or the console's cookie on every request. */
-  token: string;
+  /** People, sessions, tokens and the audit log (docs/access.md). */
+  access: AccessDeps;
   /** Base URL of the integration views. */
   publicUrl: string;
   trackers: TrackerService;

@@ -1,8 +1,8 @@
-import type Router from '@koa/router';
 import * as z from 'zod';
 import { isDeadLetterEntryId } from '../../jobs/delivery/dead-letters';
 import { restoreRedacted } from '../core/redact';
 import type { AdminDeps } from './deps';
+import type { GuardedRoutes } from './guarded-routes';
 import { parseInput, readBody } from './json-body';
 import { MAX_PREVIEW_RECORDS } from '../operator/rules-preview';
 import { BACKFILL_RESOURCES } from '../../jobs/history/backfill';
@@ -56,46 +56,46 @@ export const DeadLetterQuery = z.object({
 /** A destination's connector test can take a while (creating tables); the console shows a spinner meanwhile. */
 const TEST_TIMEOUT_MS = 30_000;
 
-export function registerDestinationRoutes(router: Router, deps: AdminDeps): void {
+export function registerDestinationRoutes(routes: GuardedRoutes, deps: AdminDeps): void {
   const { destinations, delivery } = deps;
   const base = '/trackers/:id/destinations';
 
-  router.get(base, async (ctx) => {
+  routes.get(base, 'tracker:view', async (ctx) => {
     const [list, backlog, archive] = await Promise.all([delivery.listWithStatus(ctx.params.id!), delivery.backlog(ctx.params.id!), delivery.archive(ctx.params.id!)]);
     ctx.body = { destinations: list, backlog, archive };
   });
 
-  router.post(base, async (ctx) => {
+  routes.post(base, 'tracker:edit', async (ctx) => {
     const body = await readBody(ctx, AddBody);
     ctx.status = 201;
     ctx.body = await destinations.add(ctx.params.id!, body);
   });
 
-  router.patch(`${base}/:dest`, async (ctx) => {
+  routes.patch(`${base}/:dest`, 'tracker:edit', async (ctx) => {
     const { id, dest } = ctx.params as { id: string; dest: string };
     const body = await readBody(ctx, UpdateBody);
     const settings = body.settings && restoreRedacted(body.settings, (await destinations.get(id, dest)).settings);
     ctx.body = await destinations.update(id, dest, { settings, enabled: body.enabled, rules: body.rules });
   });
 
-  router.delete(`${base}/:dest`, async (ctx) => {
+  routes.delete(`${base}/:dest`, 'tracker:edit', async (ctx) => {
     ctx.body = { removed: ctx.params.dest!, discarded: await delivery.removeDestination(ctx.params.id!, ctx.params.dest!) };
   });
 
   // A failing destination is a result to show, not an error of this request: always 200, `ok` says which.
   // Before saving (the console's Test): nothing is stored; a saved destination's secrets fill in `[redacted]`.
-  router.post(`${base}/test-settings`, async (ctx) => {
+  routes.post(`${base}/test-settings`, 'tracker:edit', async (ctx) => {
     const { id, type, settings = {} } = await readBody(ctx, TestSettingsBody);
     const saved = id ? (await destinations.list(ctx.params.id!)).find((d) => d.id === id) : undefined;
     const filled = saved ? restoreRedacted(settings, saved.settings) : settings;
     ctx.body = await destinations.testSettings(ctx.params.id!, { type, id, settings: filled }, TEST_TIMEOUT_MS);
   });
 
-  router.post(`${base}/:dest/test`, async (ctx) => {
+  routes.post(`${base}/:dest/test`, 'tracker:edit', async (ctx) => {
     ctx.body = await destinations.test(ctx.params.id!, ctx.params.dest!, TEST_TIMEOUT_MS);
   });
 
-  router.get(`${base}/:dest/dead-letters`, async (ctx) => {
+  routes.get(`${base}/:dest/dead-letters`, 'tracker:payloads', async (ctx) => {
     const query = parseInput(DeadLetterQuery, ctx.query, 'query');
     const { store } = await delivery.deadLetters(ctx.params.id!, ctx.params.dest!);
     const [entries, total] = await Promise.all([store.list(query.limit, query.after), store.count()]);
@@ -103,7 +103,7 @@ export function registerDestinationRoutes(router: Router, deps: AdminDeps): void
   });
 
   // History: the archived records of a range, sent again through the destination's rules (jobs/history/backfill.ts).
-  router.post(`${base}/:dest/backfill`, async (ctx) => {
+  routes.post(`${base}/:dest/backfill`, 'tracker:edit', async (ctx) => {
     const { id, dest } = ctx.params as { id: string; dest: string };
     const body = await readBody(ctx, BackfillBody);
     const tracker = await deps.trackers.getTracker(id);
@@ -113,31 +113,31 @@ export function registerDestinationRoutes(router: Router, deps: AdminDeps): void
     ctx.body = await delivery.startBackfill(id, dest, { since, until, resources: body.resources });
   });
 
-  router.get(`${base}/:dest/backfill`, async (ctx) => {
+  routes.get(`${base}/:dest/backfill`, 'tracker:view', async (ctx) => {
     const view = await delivery.backfill(ctx.params.id!, ctx.params.dest!);
     if (!view) throw new ApiError('ERR_ADMIN_NOT_FOUND', `Destination ${ctx.params.dest} of tracker ${ctx.params.id} has had no backfill.`);
     ctx.body = view;
   });
 
-  router.delete(`${base}/:dest/backfill`, async (ctx) => {
+  routes.delete(`${base}/:dest/backfill`, 'tracker:edit', async (ctx) => {
     ctx.body = { cancelled: await delivery.cancelBackfill(ctx.params.id!, ctx.params.dest!) };
   });
 
   // What a destination's rules (saved, or given to try) make of the tracker's last records.
-  router.post('/trackers/:id/rules/preview', async (ctx) => {
+  routes.post('/trackers/:id/rules/preview', 'tracker:payloads', async (ctx) => {
     const body = await readBody(ctx, PreviewBody);
     // Records hold big integers as bigints: the admin router writes every answer as exact JSON.
     ctx.body = await deps.preview.preview({ trackerId: ctx.params.id!, destinationId: body.destination, rules: body.rules, limit: body.limit });
   });
 
-  router.post(`${base}/:dest/dead-letters/replay`, async (ctx) => {
+  routes.post(`${base}/:dest/dead-letters/replay`, 'tracker:edit', async (ctx) => {
     const { ids } = await readBody(ctx, EntryIds);
     const { destination, store } = await delivery.deadLetters(ctx.params.id!, ctx.params.dest!);
     // Replayed records wait in the stream while the destination is disabled; the console says so.
     ctx.body = { replayed: await store.replay(ids), destinationEnabled: destination.enabled };
   });
 
-  router.post(`${base}/:dest/dead-letters/discard`, async (ctx) => {
+  routes.post(`${base}/:dest/dead-letters/discard`, 'tracker:edit', async (ctx) => {
     const { ids } = await readBody(ctx, EntryIds);
     const { store } = await delivery.deadLetters(ctx.params.id!, ctx.params.dest!);
     ctx.body = { discarded: await store.discard(ids) };

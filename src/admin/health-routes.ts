@@ -1,9 +1,9 @@
-import type Router from '@koa/router';
 import type { AdminDeps } from './deps';
+import type { GuardedRoutes } from './guarded-routes';
 
 /** The relay as a whole, for the console's health view: Redis memory against its budget. */
-export function registerHealthRoutes(router: Router, deps: AdminDeps): void {
-  router.get('/health', (ctx) => {
+export function registerHealthRoutes(routes: GuardedRoutes, deps: AdminDeps): void {
+  routes.get('/health', 'signed-in', (ctx) => {
     ctx.body = { memory: deps.memory() };
   });
 }

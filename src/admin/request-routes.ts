@@ -1,7 +1,7 @@
-import type Router from '@koa/router';
 import * as z from 'zod';
 import { STATUS_FILTER } from '../core/requests/request-history';
 import type { AdminDeps } from './deps';
+import type { GuardedRoutes } from './guarded-routes';
 import { parseInput } from './json-body';
 
 /** The search of both lists; every criterion given must hold. */
@@ -16,14 +16,14 @@ export const RequestQuery = z.strictObject({
  * A tracker's last requests, accepted and refused, and the relay's requests with an unknown or
  * revoked token (src/http/history/history-recorder.ts writes both), newest first.
  */
-export function registerRequestRoutes(router: Router, deps: AdminDeps): void {
-  router.get('/trackers/:id/requests', async (ctx) => {
+export function registerRequestRoutes(routes: GuardedRoutes, deps: AdminDeps): void {
+  routes.get('/trackers/:id/requests', 'tracker:payloads', async (ctx) => {
     const filter = parseInput(RequestQuery, ctx.query, 'query');
     const tracker = await deps.trackers.getTracker(ctx.params.id!);
     ctx.body = await deps.requests.list(tracker.id, filter);
   });
 
-  router.get('/requests/unknown-token', async (ctx) => {
+  routes.get('/requests/unknown-token', 'relay:admin', async (ctx) => {
     ctx.body = await deps.requests.listUnknownToken(parseInput(RequestQuery, ctx.query, 'query'));
   });
 }

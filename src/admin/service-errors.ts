@@ -1,6 +1,7 @@
 import type { Middleware } from 'koa';
 import { ApiError, type ErrorCode } from '../core/errors';
 import { isOutOfMemoryError, OUT_OF_MEMORY_MESSAGE } from '../core/redis/out-of-memory';
+import { AccessServiceError, type AccessServiceErrorCode } from '../operator/access-service';
 import { DeliveryAdminError, type DeliveryAdminErrorCode } from '../operator/delivery-admin';
 import { DestinationServiceError, type DestinationServiceErrorCode } from '../operator/destination-service';
 import { SourceServiceError, type SourceServiceErrorCode } from '../operator/source-service';
@@ -44,12 +45,23 @@ const DELIVERY: Readonly<Record<DeliveryAdminErrorCode, ErrorCode>> = {
   WAREHOUSE_FAILED: 'ERR_ADMIN_INVALID',
 };
 
+const ACCESS: Readonly<Record<AccessServiceErrorCode, ErrorCode>> = {
+  INVALID_INPUT: 'ERR_ADMIN_INVALID',
+  PERSON_NOT_FOUND: 'ERR_ADMIN_NOT_FOUND',
+  TOKEN_NOT_FOUND: 'ERR_ADMIN_NOT_FOUND',
+  EMAIL_TAKEN: 'ERR_ADMIN_CONFLICT',
+  INVITE_INVALID: 'ERR_ADMIN_NOT_FOUND',
+  LAST_ADMIN: 'ERR_ADMIN_CONFLICT',
+  BEYOND_OWN_RIGHTS: 'ERR_ADMIN_FORBIDDEN',
+};
+
 /** The service's refusal as an HTTP error; anything else is left to the error handler (a 500). */
 export function toAdminApiError(err: unknown): unknown {
   if (err instanceof TrackerServiceError) return new ApiError(TRACKER[err.code], err.message, err.field);
   if (err instanceof DestinationServiceError) return new ApiError(DESTINATION[err.code], err.message, err.field);
   if (err instanceof SourceServiceError) return new ApiError(SOURCE[err.code], err.message, err.field);
   if (err instanceof DeliveryAdminError) return new ApiError(DELIVERY[err.code], err.message);
+  if (err instanceof AccessServiceError) return new ApiError(ACCESS[err.code], err.message, err.field);
   if (isOutOfMemoryError(err)) return new ApiError('ERR_QUEUE_FULL', OUT_OF_MEMORY_MESSAGE);
   return err;
 }

@@ -1,6 +1,6 @@
-import type Router from '@koa/router';
 import * as z from 'zod';
 import type { AdminDeps } from './deps';
+import type { GuardedRoutes } from './guarded-routes';
 import { readBody } from './json-body';
 
 /** A console table shows a screenful; more rows belong in `tributary export`. */
@@ -13,8 +13,8 @@ const QueryBody = z.strictObject({
 });
 
 /** Read-only SQL on the tracker's local warehouse, as `tributary query` runs it. */
-export function registerWarehouseRoutes(router: Router, deps: AdminDeps): void {
-  router.post('/trackers/:id/query', async (ctx) => {
+export function registerWarehouseRoutes(routes: GuardedRoutes, deps: AdminDeps): void {
+  routes.post('/trackers/:id/query', 'tracker:payloads', async (ctx) => {
     const { sql, destination } = await readBody(ctx, QueryBody);
     ctx.body = await deps.delivery.query(ctx.params.id!, sql, destination, QUERY_ROW_LIMIT);
   });

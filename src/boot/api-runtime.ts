@@ -2,7 +2,7 @@ import type { Queue } from 'bullmq';
 import type { RedisClient } from '../core/redis/cluster';
 import type Koa from 'koa';
 import type { ConnectorRegistry } from '../../connectors/registry';
-import type { AdminDeps } from '../admin/deps';
+import type { AccessDeps, AdminDeps } from '../admin/deps';
 import { createApp } from './app';
 import { HistoryRecorder } from '../http/history/history-recorder';
 import { TrafficCounter } from '../http/traffic/traffic-counter';
@@ -26,10 +26,16 @@ import { TrackerResolver } from '../ingest/resolver';
 import { watchTrackerChanges } from '../core/trackers/changes';
 import { TrackerService } from '../operator/tracker-service';
 import { TrackerStore } from '../core/trackers/store';
+import { keyFileOf, type KeyFileKeyring } from '../core/secrets/key-file';
 import { SourceDeliveryLog } from '../core/trackers/source-deliveries';
 import { SourceService } from '../operator/source-service';
 import { RequestHistory } from '../core/requests/request-history';
 import { TrafficReader } from '../core/series/traffic';
+import { AccessService } from '../operator/access-service';
+import { SessionStore } from '../core/access/session-store';
+import { LoginLimiter } from '../core/access/login-limiter';
+import { Authenticator } from '../core/access/authenticate';
+import { AuditLog } from '../core/access/audit-log';
 
 /** Turns the admin API on. */
 export interface AdminOptions {
@@ -67,6 +73,8 @@ export interface ApiRuntimeOptions {
   admin?: AdminOptions;
   /** What /metrics serves, when not this process's registry alone (cluster mode: src/boot/cluster-metrics.ts). */
   hostMetrics?: () => Promise<string>;
+  /** The keys of the secrets in Redis (src/boot/secrets-keys.ts). Default: the key file the configuration names, read when first needed. */
+  keys?: KeyFileKeyring;
 }
 
 /**
@@ -88,11 +96,11 @@ export async function openApiRuntime(config: Readonly<Config>, redisLocation: Re
   return runtime;
 }
 
-function createApiRuntime(config: Readonly<Config>, redisLocation: RedisLocation, redis: RedisClient, logger: Logger, { metrics = createMetrics(), admin: adminOptions, hostMetrics }: ApiRuntimeOptions): ApiRuntime {
+function createApiRuntime(config: Readonly<Config>, redisLocation: RedisLocation, redis: RedisClient, logger: Logger, { metrics = createMetrics(), admin: adminOptions, hostMetrics, keys = keyFileOf(config) }: ApiRuntimeOptions): ApiRuntime {
   const queues = ingestQueues(redis, config.keyspace);
   const queueError = throttledErrorLog(logger, 'ingest queue connection');
   for (const queue of queues) queue.on('error', queueError);
-  const store = new TrackerStore(redis, config.redisPrefix);
+  const store = new TrackerStore(redis, config.redisPrefix, keys);
   const memory = new MemoryBudget(redis, logger.child({ component: 'memory' }), config.memory).start();
   registerMemoryMetrics(metrics, () => memory.snapshot());
   registerDestinationMetrics(metrics, () => readDestinationCounts(redis, store, config.keyspace));
@@ -159,11 +167,25 @@ function createApiRuntime(config: Readonly<Config>, redisLocation: RedisLocation
   };
 }
 
+/** People, sessions, tokens, the audit log, and the break-glass admin token (docs/access.md). */
+function createAccessDeps(config: Readonly<Config>, redis: RedisClient, adminToken: string): AccessDeps {
+  const service = new AccessService(redis, config.redisPrefix, config.publicUrl);
+  const sessions = new SessionStore(redis, config.redisPrefix, config.sessions);
+  return {
+    service,
+    sessions,
+    sessionLimits: config.sessions,
+    limiter: new LoginLimiter(redis, config.redisPrefix),
+    authenticator: new Authenticator({ people: service.people, sessions, tokens: service.tokens, breakGlass: service.breakGlass, adminToken }),
+    audit: new AuditLog(redis, config.redisPrefix, config.audit),
+  };
+}
+
 /** The services of the CLI (src/cli/context.ts) over this process's Redis connection and store. */
 function createAdminDeps(config: Readonly<Config>, redis: RedisClient, store: TrackerStore, logger: Logger, options: AdminOptions, live: LiveFeed, deliveryLog: SourceDeliveryLog, memory: MemoryBudget): AdminDeps {
   const destinations = new DestinationService(store, options.registry, config.dataDir, logger);
   return {
-    token: options.token,
+    access: createAccessDeps(config, redis, options.token),
     publicUrl: config.publicUrl,
     trackers: new TrackerService(store),
     destinations,

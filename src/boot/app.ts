@@ -102,7 +102,7 @@ export function createApp(deps: AppDeps): Koa {
   app.use(openapi.routes());
   app.use(openapi.allowedMethods());
   if (deps.admin) {
-    const admin = createAdminRouter(deps.admin);
+    const { router: admin } = createAdminRouter(deps.admin, deps.logger);
     app.use(admin.routes());
     app.use(admin.allowedMethods());
     const consolePages = createConsoleRouter();

@@ -7,6 +7,8 @@ import { loadDeclaredTrackers, mergeDeclaredTracker } from '../operator/config-f
 import { DestinationService } from '../operator/destination-service';
 import { TrackerService } from '../operator/tracker-service';
 import type { TrackerStore } from '../core/trackers/store';
+import { runAudited, type Actor } from '../core/access/audit-context';
+import type { AuditLog } from '../core/access/audit-log';
 
 /**
  * ADMIN_TOKEN, else the one kept in DATA_DIR, else a new one, printed this once. Once per host:
@@ -23,9 +25,17 @@ export async function resolveAdminToken(config: Readonly<Config>, logger: Logger
 }
 
 /** Once per host, before the API serves: the trackers of TRIBUTARY_CONFIG into Redis, then the demo tracker on a first start. */
-export async function prepareTrackers(store: TrackerStore, config: Readonly<Config>, registry: ConnectorRegistry, logger: Logger): Promise<void> {
-  if (config.configFile) {
-    const declared = await loadDeclaredTrackers(config.configFile);
+export async function prepareTrackers(store: TrackerStore, config: Readonly<Config>, registry: ConnectorRegistry, logger: Logger, audit: AuditLog): Promise<void> {
+  if (config.configFile) await syncConfigFile(store, config.configFile, logger, audit);
+  const destinations = new DestinationService(store, registry, config.dataDir, logger);
+  await ensureDemoTracker(new TrackerService(store), destinations, config.publicUrl, logger, (text) => process.stdout.write(text));
+}
+
+/** The trackers of TRIBUTARY_CONFIG into Redis; what the file changed is one audit entry, by the file. */
+async function syncConfigFile(store: TrackerStore, file: string, logger: Logger, audit: AuditLog): Promise<void> {
+  const actor: Actor = { kind: 'config-file', label: `config file ${file}` };
+  const { error, changes } = await runAudited({ actor }, async () => {
+    const declared = await loadDeclaredTrackers(file);
     for (const d of declared) {
       let warnings: string[] = [];
       const updated = await store.update(d.tracker.id, (stored) => {
@@ -34,10 +44,13 @@ export async function prepareTrackers(store: TrackerStore, config: Readonly<Conf
         return merged.tracker;
       });
       if (!updated) await store.save(d.tracker);
-      for (const warning of warnings) logger.warn({ trackerId: d.tracker.id, file: config.configFile }, warning);
+      for (const warning of warnings) logger.warn({ trackerId: d.tracker.id, file }, warning);
     }
-    logger.info({ count: declared.length, file: config.configFile }, 'trackers loaded from config file');
+    logger.info({ count: declared.length, file }, 'trackers loaded from config file');
+  });
+  if (changes.length > 0) {
+    const entry = { actor, action: 'config-file sync', target: {}, changes, outcome: error === undefined ? ('ok' as const) : ('failed' as const), ...(error !== undefined ? { reason: (error as Error).message } : {}) };
+    await audit.append(entry).catch((err: unknown) => logger.error({ audit: entry, err: (err as Error).message }, 'audit entry not written to Redis; kept in this log line'));
   }
-  const destinations = new DestinationService(store, registry, config.dataDir, logger);
-  await ensureDemoTracker(new TrackerService(store), destinations, config.publicUrl, logger, (text) => process.stdout.write(text));
+  if (error !== undefined) throw error;
 }

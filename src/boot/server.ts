@@ -6,9 +6,12 @@ import { runClusterChild, runClusterPrimary } from './cluster';
 import { loadConfig, type Config } from '../core/config';
 import { openRedisEndpoint } from '../core/redis/endpoint';
 import { prepareTrackers, resolveAdminToken } from './host-setup';
+import { AuditLog } from '../core/access/audit-log';
 import { createLogger, type Logger } from '../core/logger';
 import { openApiRuntime, type ApiRuntime } from './api-runtime';
 import { exitOnStopSignal } from './stop-signal';
+import { keyFileOf } from '../core/secrets/key-file';
+import { prepareSecrets, watchSecretsKeys } from './secrets-keys';
 
 /** `all` (npm start): API and workers in one process. `api` and `worker` run one half each, for scale-out. */
 type Role = 'all' | 'api' | 'worker';
@@ -24,6 +27,12 @@ async function runOneProcess(role: Role, config: Readonly<Config>, logger: Logge
   if (redis.owned) logger.info({ url: redis.description, dir: `${config.dataDir}/redis` }, 'started the embedded redis-server (append-only persistence on)');
   // Connectors load at start, not in the first request or delivery that needs one.
   const registry = createDefaultRegistry().loadAll();
+  // Secrets at rest: before anything serves or delivers, every stored secret must open with the key file.
+  const keys = keyFileOf(config);
+  await prepareSecrets(redis.target, config, keys, logger).catch(async (err: unknown) => {
+    await redis.stop();
+    throw err;
+  });
 
   let api: ApiRuntime | undefined;
   let server: ApiServer | undefined;
@@ -31,18 +40,20 @@ async function runOneProcess(role: Role, config: Readonly<Config>, logger: Logge
 
   if (role !== 'worker') {
     const token = await resolveAdminToken(config, logger);
-    api = await openApiRuntime(config, redis.target, logger, { admin: { token, registry } });
-    await prepareTrackers(api.store, config, registry, logger);
+    api = await openApiRuntime(config, redis.target, logger, { admin: { token, registry }, keys });
+    await prepareTrackers(api.store, config, registry, logger, new AuditLog(api.redis, config.redisPrefix, config.audit));
     server = await listenApi(api.app, config);
     logger.info({ url: config.publicUrl }, 'tributary API listening');
   }
   if (role !== 'api') {
     // In one process with the API: one sampler, one set of memory warnings.
-    worker = await startWorkerRuntime(config, redis.target, registry, logger, {}, api?.memory);
+    worker = await startWorkerRuntime(config, redis.target, registry, logger, { keys }, api?.memory);
     logger.info({ connectors: registry.types() }, 'tributary workers delivering');
   }
+  const stopWatchingKeys = watchSecretsKeys(keys, (api?.store ?? worker?.store)!, logger);
 
   exitOnStopSignal(logger, config.shutdownTimeoutMs, async () => {
+    stopWatchingKeys();
     await server?.close();
     await api?.close();
     await worker?.close();

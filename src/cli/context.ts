@@ -1,3 +1,6 @@
+import { hostname, userInfo } from 'node:os';
+import { runAudited, type Actor, type ObjectChange } from '../core/access/audit-context';
+import { AuditLog } from '../core/access/audit-log';
 import { createDefaultRegistry } from '../../connectors';
 import { loadConfig, type Config } from '../core/config';
 import { openRedisEndpoint } from '../core/redis/endpoint';
@@ -13,6 +16,8 @@ import { SourceDeliveryLog } from '../core/trackers/source-deliveries';
 import { DeliveryAdmin } from '../operator/delivery-admin';
 import { RulesPreviewer } from '../operator/rules-preview';
 import { RequestHistory } from '../core/requests/request-history';
+import { keyFileOf } from '../core/secrets/key-file';
+import { SecretsService } from '../operator/secrets-service';
 
 /** A failure the CLI reports as one line, without a stack. */
 export class CliError extends Error {
@@ -31,6 +36,8 @@ export interface CliContext {
   sources: SourceService;
   /** Each tracker's last requests, and those with an unknown token. */
   requests: RequestHistory;
+  /** The secrets kept in Redis and the key file that encrypts them. */
+  secrets: SecretsService;
 }
 
 /** Long enough for a slow network, short enough that a typo in REDIS_URL does not look like a hang. */
@@ -93,6 +100,49 @@ export function connectorLogger(): Logger {
   return logger;
 }
 
+let commandName = 'command';
+
+/** The command being run (`destinations add`), for its audit entry: its name only, never its arguments, which may hold secrets. */
+export function setCommandName(name: string): void {
+  commandName = name;
+}
+
+/**
+ * Runs a command as the operator at this terminal: what it changes is written to the audit log as
+ * one entry (an operator with Redis is trusted, but not anonymous).
+ */
+async function runCommandAudited<T>(redis: RedisClient, config: Readonly<Config>, fn: () => Promise<T>): Promise<T> {
+  const actor: Actor = { kind: 'cli', label: `cli ${userInfo().username}@${hostname()}` };
+  const { result, error, changes } = await runAudited({ actor }, fn);
+  if (changes.length > 0 || !readsOnly(commandName)) {
+    const outcome = error === undefined ? 'ok' : 'failed';
+    await new AuditLog(redis, config.redisPrefix, config.audit)
+      .append({ actor, action: `cli ${commandName}`, target: targetOf(changes), changes, outcome, ...(error !== undefined ? { reason: (error as Error).message } : {}) })
+      .catch((err: unknown) => process.stderr.write(`tributary: the audit entry of this command was not written: ${(err as Error).message}\n`));
+  }
+  if (error !== undefined) throw error;
+  return result as T;
+}
+
+/**
+ * Commands that only read (lists, previews, queries, the audit log itself) are not audited; every
+ * other one is, whether it changed stored state (the changes are in the entry) or acted otherwise
+ * (dead letters replayed or discarded, a backfill started, a destination tested), and whether it
+ * succeeded or not.
+ */
+function readsOnly(name: string): boolean {
+  return /(^| )(list|show|preview|status|query|export|audit|requests)( |$)/.test(name);
+}
+
+function targetOf(changes: ObjectChange[]): Record<string, string> {
+  const target: Record<string, string> = {};
+  for (const { object } of changes) {
+    const [kind, id] = object.split(' ');
+    if (kind && id && target[kind] === undefined) target[kind] = id;
+  }
+  return target;
+}
+
 /** Opens Redis, runs `fn`, and closes Redis whatever happened. */
 export async function withContext<T>(fn: (ctx: CliContext) => Promise<T>): Promise<T> {
   const config = loadConfig();
@@ -113,14 +163,17 @@ export async function withContext<T>(fn: (ctx: CliContext) => Promise<T>): Promi
       await endpoint.stop();
       throw err;
     }));
-  const store = new TrackerStore(redis, config.redisPrefix);
+  // The relay's key file (SECRETS_KEY_FILE or DATA_DIR/secrets-key): what the CLI writes, it encrypts as the relay does.
+  const keys = keyFileOf(config);
+  const store = new TrackerStore(redis, config.redisPrefix, keys);
   const destinations = new DestinationService(store, createDefaultRegistry(), config.dataDir, connectorLogger);
   const admin = new DeliveryAdmin({ destinations, redis, keyspace: config.keyspace, dataDir: config.dataDir, warehouse: config.warehouse });
   try {
     await checkKeyspaceLayout(redis, config.keyspace).catch((err: unknown) => {
       throw err instanceof KeyspaceLayoutError ? new CliError(err.message) : err;
     });
-    return await fn({ config, redis, service: new TrackerService(store), destinations, admin, preview: new RulesPreviewer({ destinations, redis, keyspace: config.keyspace }), sources: new SourceService(store, undefined, new SourceDeliveryLog(redis, config.redisPrefix)), requests: new RequestHistory(redis, config.redisPrefix) });
+    const context: CliContext = { config, redis, service: new TrackerService(store), destinations, admin, preview: new RulesPreviewer({ destinations, redis, keyspace: config.keyspace }), sources: new SourceService(store, undefined, new SourceDeliveryLog(redis, config.redisPrefix)), requests: new RequestHistory(redis, config.redisPrefix), secrets: new SecretsService(store, keys, redis, config.dataDir) };
+    return await runCommandAudited(redis, config, () => fn(context));
   } finally {
     await redis.quit().catch(() => redis.disconnect());
     await endpoint.stop();

@@ -5,10 +5,12 @@ import { DeliveryAdminError } from '../operator/delivery-admin';
 import { DestinationServiceError } from '../operator/destination-service';
 import { SourceServiceError } from '../operator/source-service';
 import { TrackerServiceError } from '../operator/tracker-service';
+import { AccessServiceError } from '../operator/access-service';
 import { CliError } from './context';
+import { SecretsError } from '../core/secrets/keyring';
 
 /** Refusals whose message is written for the operator: shown as they are, without a stack. */
-const EXPECTED = [TrackerServiceError, DestinationServiceError, DeliveryAdminError, SourceServiceError, CliError, ConfigError, InvalidArgumentError];
+const EXPECTED = [TrackerServiceError, DestinationServiceError, DeliveryAdminError, SourceServiceError, AccessServiceError, CliError, ConfigError, InvalidArgumentError, SecretsError];
 
 /** Errors of ioredis that mean the connection, not the command, failed. */
 const CONNECTION_ERRORS = ['MaxRetriesPerRequestError', 'ClusterAllFailedError'];

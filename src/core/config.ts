@@ -3,6 +3,7 @@ import path from 'node:path';
 import * as z from 'zod';
 import { Keyspace, MAX_SHARDS } from './redis/keyspace';
 import { ClusterNodesError, parseClusterNodes, type ClusterSeeds } from './redis/cluster-nodes';
+import { DEFAULT_KEY_FILE } from './secrets/key-file';
 
 /**
  * The only reader of `process.env`. Every setting is listed in `.env.example` with its default;
@@ -30,7 +31,12 @@ const EnvSchema = z.object({
   REDIS_SHARDS: int(1, 1).pipe(z.number().max(MAX_SHARDS)),
   DATA_DIR: z.string().default('./data'),
   TRIBUTARY_CONFIG: z.string().optional(),
+  SECRETS_KEY_FILE: z.string().min(1).optional(),
   ADMIN_TOKEN: z.string().trim().min(22, 'the admin token needs at least 22 characters (128 bits of base64)').optional(),
+  CONSOLE_SESSION_IDLE_MINUTES: int(120, 1),
+  CONSOLE_SESSION_MAX_HOURS: int(12, 1),
+  AUDIT_RETENTION_DAYS: int(400, 1),
+  AUDIT_MAX_ENTRIES: int(200_000, 1000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   TRUST_PROXY: bool(false),
   LIMIT_REQUEST_BYTES: int(1_048_576, 1),
@@ -135,10 +141,20 @@ export interface Config {
   dataDir: string;
   configFile: string | undefined;
   /**
+   * The key file whose keys encrypt the secrets kept in Redis (src/core/secrets; docs/operating.md,
+   * "Secrets at rest"). Default `DATA_DIR/secrets-key`, made with a new key on first start; a file
+   * named by SECRETS_KEY_FILE must exist.
+   */
+  secretsKeyFile: { path: string; configured: boolean };
+  /**
    * Bearer token of the admin API (`/admin/api`). Unset: generated on first start and kept in
    * `DATA_DIR/admin-token` (mode 0600). Set it when several API processes must accept the same one.
    */
   adminToken: string | undefined;
+  /** Console sessions end after `idleMs` without a request (CONSOLE_SESSION_IDLE_MINUTES, default 120) and `absoluteMs` after sign-in (CONSOLE_SESSION_MAX_HOURS, default 12). */
+  sessions: { idleMs: number; absoluteMs: number };
+  /** The audit log keeps `retentionDays` (AUDIT_RETENTION_DAYS, default 400) and at most `maxEntries` (AUDIT_MAX_ENTRIES, default 200 000). */
+  audit: { retentionDays: number; maxEntries: number };
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
   /** Read the client IP from X-Forwarded-For. Default false. */
   trustProxy: boolean;
@@ -303,7 +319,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     keyspace,
     dataDir: path.resolve(e.DATA_DIR),
     configFile: e.TRIBUTARY_CONFIG,
+    secretsKeyFile: Object.freeze({ path: path.resolve(e.SECRETS_KEY_FILE ?? path.join(e.DATA_DIR, DEFAULT_KEY_FILE)), configured: e.SECRETS_KEY_FILE !== undefined }),
     adminToken: e.ADMIN_TOKEN,
+    sessions: Object.freeze({ idleMs: e.CONSOLE_SESSION_IDLE_MINUTES * 60_000, absoluteMs: e.CONSOLE_SESSION_MAX_HOURS * 3_600_000 }),
+    audit: Object.freeze({ retentionDays: e.AUDIT_RETENTION_DAYS, maxEntries: e.AUDIT_MAX_ENTRIES }),
     logLevel: e.LOG_LEVEL,
     trustProxy: e.TRUST_PROXY,
     limits: Object.freeze({

@@ -8,12 +8,28 @@ import { stringifyExactJson } from './records/exact-json';
  */
 const SECRET_KEYS = new Set(['credentials', 'private_key', 'privateKey', 'client_secret', 'privacySecret', 'password']);
 
+/** Whether a setting of this name holds a secret: redacted when shown, encrypted when stored (src/core/secrets). */
+export function isSecretKey(key: string): boolean {
+  return SECRET_KEYS.has(key);
+}
+
 /** What a secret reads as once redacted; sent back unchanged in an update, it means "keep the stored value". */
 export const REDACTED = '[redacted]';
 
-/** A `JSON.stringify` replacer that hides every secret, at any depth. */
+/** The password of a URL that carries one: `scheme://user:password@host…` (a connection string not split yet). */
+const URL_PASSWORD = /^([a-z][a-z0-9+.-]*:\/\/[^/?#@\s:]*:)([^/?#@\s]*)(@)/i;
+
+/** Whether a value is a URL with a password in it: a secret whatever its setting's name (encrypted when stored too). */
+export function hasUrlPassword(value: unknown): value is string {
+  return typeof value === 'string' && URL_PASSWORD.test(value);
+}
+
+const withoutUrlPassword = (url: string) => url.replace(URL_PASSWORD, `$1${REDACTED}$3`);
+
+/** A `JSON.stringify` replacer that hides every secret, at any depth, and the password of any URL. */
 export function redactingReplacer(key: string, value: unknown): unknown {
-  return SECRET_KEYS.has(key) && value !== undefined && value !== null ? REDACTED : value;
+  if (SECRET_KEYS.has(key) && value !== undefined && value !== null) return REDACTED;
+  return hasUrlPassword(value) ? withoutUrlPassword(value) : value;
 }
 
 /** A value's JSON text with its secrets hidden; a bigint (an integer beyond 2^53) is written with all its digits. */
@@ -34,6 +50,8 @@ export function restoreRedacted(next: Record<string, unknown>, stored: Record<st
   for (const [key, value] of Object.entries(next)) {
     const before = stored[key];
     if (SECRET_KEYS.has(key) && value === REDACTED && before !== undefined) out[key] = before;
+    // A URL sent back with its password redacted and nothing else changed: the stored URL stays.
+    else if (hasUrlPassword(before) && value === withoutUrlPassword(before)) out[key] = before;
     else if (isPlainObject(value) && isPlainObject(before)) out[key] = restoreRedacted(value, before);
     else out[key] = value;
   }

@@ -5,7 +5,7 @@ import type { Logger } from '../core/logger';
 import type { TrackerStore } from '../core/trackers/store';
 import { DestinationSchema, describeIssues, type Destination, type Tracker } from '../core/trackers/types';
 import { DestinationRulesSchema, hasRules, type DestinationRules } from '../core/rules/schema';
-import { forgetKeyFile, keepKeyAsFile } from './key-files';
+import { forgetKeyFile, keyFilePath } from './key-files';
 
 export type DestinationServiceErrorCode = 'TRACKER_NOT_FOUND' | 'DESTINATION_NOT_FOUND' | 'DESTINATION_EXISTS' | 'UNKNOWN_TYPE' | 'INVALID_SETTINGS' | 'INVALID_RULES';
 
@@ -112,7 +112,7 @@ export class DestinationService {
       let id = input.id ?? input.type;
       if (input.id && taken.has(id)) throw new DestinationServiceError('DESTINATION_EXISTS', `Tracker ${trackerId} already has a destination ${id}.`, 'id');
       for (let n = 2; taken.has(id); n++) id = `${input.type}-${n}`;
-      const parsed = DestinationSchema.safeParse({ id, type: input.type, enabled: input.enabled ?? true, settings: keepKeyAsFile(this.dataDir, tracker.id, id, settings), ...(rules ? { rules } : {}) });
+      const parsed = DestinationSchema.safeParse({ id, type: input.type, enabled: input.enabled ?? true, settings, ...(rules ? { rules } : {}) });
       if (!parsed.success) throw new DestinationServiceError('INVALID_SETTINGS', describeIssues(parsed.error), parsed.error.issues[0]?.path.join('.'));
       added = parsed.data;
       return { ...current, destinations: [...current.destinations, parsed.data] };
@@ -124,7 +124,7 @@ export class DestinationService {
     const current = await this.get(trackerId, destinationId);
     const next: Destination = {
       ...current,
-      settings: changes.settings ? keepKeyAsFile(this.dataDir, trackerId, destinationId, this.checkSettings(current.type, changes.settings)) : current.settings,
+      settings: changes.settings ? this.checkSettings(current.type, changes.settings) : current.settings,
       enabled: changes.enabled ?? current.enabled,
     };
     if (changes.rules !== undefined) {
@@ -136,6 +136,8 @@ export class DestinationService {
       if (!t.destinations.some((d) => d.id === destinationId)) throw new DestinationServiceError('DESTINATION_NOT_FOUND', `Tracker ${trackerId} has no destination ${destinationId}.`);
       return { ...t, destinations: t.destinations.map((d) => (d.id === destinationId ? next : d)) };
     });
+    // A key an earlier version kept as a file, replaced by these settings: its file goes.
+    if (next.settings.keyFile !== keyFilePath(this.dataDir, trackerId, destinationId)) forgetKeyFile(this.dataDir, trackerId, destinationId);
     return next;
   }
 

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { deliveryKeys, recentRecordsKey } from '../../jobs/delivery/keys';
 import { entryFields } from '../../jobs/routing/stream-entries';
@@ -83,30 +83,31 @@ describe('PATCH and DELETE /trackers/:id/destinations/:dest', () => {
 });
 
 describe('a pasted service-account key', () => {
-  test('is kept as a file of its own (0600) under DATA_DIR, never in Redis nor in any answer; replaced by a new one, deleted with its destination', async () => {
+  test('is kept in Redis encrypted with the other secrets, never in plain text, a file or an answer; replaced by a new one, gone with its destination', async () => {
     const id = await tracker();
-    const file = path.join(admin.api.dataDir, 'keys', id, 'sheet.json');
     const added = await admin.post(`/trackers/${id}/destinations`, { type: 'google-sheets', id: 'sheet', settings: { ...SHEETS, spreadsheetId: `https://docs.google.com/spreadsheets/d/${SHEETS.spreadsheetId}/edit#gid=0` } });
     expect(added.status).toBe(201);
-    // The address is stored as the id; the key as the file's path.
-    expect(added.body.settings).toEqual({ spreadsheetId: SHEETS.spreadsheetId, keyFile: file });
-    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(KEY);
-    expect(statSync(file).mode & 0o777).toBe(0o600);
-    expect(statSync(path.dirname(file)).mode & 0o777).toBe(0o700);
+    // The address is stored as the id; the key is answered redacted.
+    expect(added.body.settings).toEqual({ spreadsheetId: SHEETS.spreadsheetId, credentials: '[redacted]' });
+    expect(existsSync(path.join(admin.api.dataDir, 'keys'))).toBe(false);
 
-    const stored = await admin.api.runtime.store.get(id);
-    expect(JSON.stringify(stored)).not.toContain('PRIVATE KEY');
+    const raw = (await admin.api.runtime.redis.get(`${admin.api.prefix}:tracker:${id}`))!;
+    expect(raw).not.toContain('PRIVATE KEY');
+    expect(raw).not.toContain(KEY.client_email);
+    expect(JSON.parse(raw).destinations[0].settings.credentials).toMatch(/^enc:v1:/);
+    expect((await admin.api.runtime.store.get(id))!.destinations[0]!.settings.credentials).toEqual(KEY);
     for (const url of [`/trackers/${id}`, '/trackers', `/trackers/${id}/destinations`]) expect(JSON.stringify((await admin.get(url)).body)).not.toContain('PRIVATE KEY');
 
+    // Sent back redacted, as the console does, the stored key stays.
     const edited = await admin.patch(`/trackers/${id}/destinations/sheet`, { settings: { ...added.body.settings, title: 'Shop' } });
-    expect(edited.body.settings).toEqual({ spreadsheetId: SHEETS.spreadsheetId, keyFile: file, title: 'Shop' });
+    expect(edited.body.settings).toEqual({ spreadsheetId: SHEETS.spreadsheetId, credentials: '[redacted]', title: 'Shop' });
+    expect((await admin.api.runtime.store.get(id))!.destinations[0]!.settings.credentials).toEqual(KEY);
     const newKey = { ...KEY, client_email: 'other@project.iam.gserviceaccount.com' };
-    const replaced = await admin.patch(`/trackers/${id}/destinations/sheet`, { settings: { spreadsheetId: SHEETS.spreadsheetId, credentials: newKey } });
-    expect(replaced.body.settings).toEqual({ spreadsheetId: SHEETS.spreadsheetId, keyFile: file });
-    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(newKey);
+    await admin.patch(`/trackers/${id}/destinations/sheet`, { settings: { spreadsheetId: SHEETS.spreadsheetId, credentials: newKey } }).expect(200);
+    expect((await admin.api.runtime.store.get(id))!.destinations[0]!.settings.credentials).toEqual(newKey);
 
     await admin.del(`/trackers/${id}/destinations/sheet`).expect(200);
-    expect(existsSync(file)).toBe(false);
+    expect(await admin.api.runtime.redis.get(`${admin.api.prefix}:tracker:${id}`)).not.toContain('enc:v1:');
   });
 });
 

@@ -1,9 +1,12 @@
-import { SESSION_COOKIE } from '../../src/admin/session';
+import { SESSION_COOKIE } from '../../src/admin/session-cookie';
 import { startAdminApi, type AdminTestApi } from '../helpers/admin-api';
 
 let api: AdminTestApi;
+/** A break-glass console session, opened with the admin token. */
+let sessionId: string;
 beforeAll(async () => {
   api = await startAdminApi();
+  sessionId = await signIn();
 });
 afterAll(async () => api.close());
 
@@ -32,6 +35,11 @@ function attributes(setCookie: string): Record<string, string | true> {
   );
 }
 
+async function signIn(): Promise<string> {
+  const res = await api.http.post('/admin/api/session').send({ token: api.adminToken }).expect(204);
+  return setCookieHeader(res).split(';')[0]!.slice(SESSION_COOKIE.length + 1);
+}
+
 async function trackerIds(): Promise<string[]> {
   const res = await api.http.get('/admin/api/trackers').set('Authorization', api.bearer).expect(200);
   return (res.body.trackers as Array<{ id: string }>).map((t) => t.id);
@@ -45,17 +53,19 @@ describe('POST /admin/api/session', () => {
     expect(res.headers['set-cookie']).toBeUndefined();
   });
 
-  test('a missing token is refused by name', async () => {
+  test('a body with neither token nor e-mail is refused', async () => {
     const res = await api.http.post('/admin/api/session').send({});
     expect(res.status).toBe(400);
-    expect(res.body.error).toMatchObject({ code: 'ERR_ADMIN_INVALID', field: 'token' });
+    expect(res.body.error).toMatchObject({ code: 'ERR_ADMIN_INVALID' });
   });
 
-  test('the right token sets an HttpOnly, SameSite=Strict cookie under /admin, not Secure over http', async () => {
+  test('the right token sets an HttpOnly, SameSite=Strict cookie under /admin holding an opaque session id (never the token), not Secure over http', async () => {
     const res = await api.http.post('/admin/api/session').send({ token: api.adminToken });
     expect(res.status).toBe(204);
     const set = setCookieHeader(res);
-    expect(set.startsWith(`${cookie(api.adminToken)};`)).toBe(true);
+    const value = set.split(';')[0]!.slice(SESSION_COOKIE.length + 1);
+    expect(value).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(set).not.toContain(api.adminToken);
     const attrs = attributes(set);
     expect(attrs).toMatchObject({ path: '/admin', samesite: 'strict', httponly: true });
     expect(attrs.secure).toBeUndefined();
@@ -68,12 +78,12 @@ describe('POST /admin/api/session', () => {
 
 describe('the cookie alone', () => {
   test('grants GET /admin/api/trackers and GET /admin/api/session', async () => {
-    const trackers = await api.http.get('/admin/api/trackers').set('Cookie', cookie(api.adminToken));
+    const trackers = await api.http.get('/admin/api/trackers').set('Cookie', cookie(sessionId));
     expect(trackers.status).toBe(200);
     expect(trackers.body.trackers.map((t: { id: string }) => t.id)).toContain(api.tracker.id);
-    const session = await api.http.get('/admin/api/session').set('Cookie', cookie(api.adminToken));
+    const session = await api.http.get('/admin/api/session').set('Cookie', cookie(sessionId));
     expect(session.status).toBe(200);
-    expect(session.body).toEqual({ ok: true });
+    expect(session.body).toMatchObject({ via: 'break-glass', actor: { kind: 'break-glass' }, rights: { admin: true } });
   });
 
   test('GET /admin/api/session without it is a 401', async () => {
@@ -82,8 +92,8 @@ describe('the cookie alone', () => {
     expect(res.body.error.code).toBe('ERR_ADMIN_UNAUTHORIZED');
   });
 
-  test('a tracker token, or a wrong value, as the cookie is refused', async () => {
-    for (const value of [api.token, `${api.adminToken}x`, '']) {
+  test('a tracker token, the admin token itself, or a wrong value, as the cookie is refused', async () => {
+    for (const value of [api.token, api.adminToken, `${sessionId}x`, '']) {
       const res = await api.http.get('/admin/api/trackers').set('Cookie', cookie(value));
       expect(res.status).toBe(401);
       expect(res.body.error.code).toBe('ERR_ADMIN_UNAUTHORIZED');
@@ -97,7 +107,7 @@ describe('the cookie alone', () => {
 });
 
 describe('changes sent with the cookie', () => {
-  const create = (name: string) => api.http.post('/admin/api/trackers').set('Host', HOST).set('Cookie', cookie(api.adminToken)).send({ name });
+  const create = (name: string) => api.http.post('/admin/api/trackers').set('Host', HOST).set('Cookie', cookie(sessionId)).send({ name });
 
   test('from a foreign Origin: 403 ERR_ADMIN_CROSS_ORIGIN, nothing created', async () => {
     const res = await create('Foreign Origin').set('Origin', FOREIGN_ORIGIN);
@@ -136,7 +146,7 @@ describe('changes sent with the cookie', () => {
   });
 
   test('GET with a foreign Origin is read-only, so it passes', async () => {
-    const res = await api.http.get('/admin/api/trackers').set('Host', HOST).set('Cookie', cookie(api.adminToken)).set('Origin', FOREIGN_ORIGIN);
+    const res = await api.http.get('/admin/api/trackers').set('Host', HOST).set('Cookie', cookie(sessionId)).set('Origin', FOREIGN_ORIGIN);
     expect(res.status).toBe(200);
     expect(res.headers['access-control-allow-origin']).toBeUndefined();
   });
@@ -148,8 +158,11 @@ test('a bearer token with a foreign Origin works: no cookie rides along', async 
   expect(res.body.tracker.id).toBe('bearer-foreign');
 });
 
-test('DELETE /admin/api/session clears the cookie', async () => {
-  const res = await api.http.delete('/admin/api/session').set('Cookie', cookie(api.adminToken));
+test('DELETE /admin/api/session ends the session and clears the cookie', async () => {
+  const ending = await signIn();
+  expect((await api.http.get('/admin/api/session').set('Cookie', cookie(ending))).status).toBe(200);
+  const res = await api.http.delete('/admin/api/session').set('Cookie', cookie(ending));
+  expect((await api.http.get('/admin/api/session').set('Cookie', cookie(ending))).status).toBe(401);
   expect(res.status).toBe(204);
   const set = setCookieHeader(res);
   expect(set.startsWith(`${SESSION_COOKIE}=;`)).toBe(true);

@@ -39,7 +39,7 @@ async function deliveries(trackerId: string, count: number): Promise<SourceDeliv
 }
 
 describe('POST and GET /trackers/:id/sources', () => {
-  test('adds a source with a generated secret and its URL, lists it and shows it', async () => {
+  test('adds a source with a generated secret and its URL, lists it and shows it, the secret masked after the answer that made it', async () => {
     const id = await tracker();
     const added = await admin.post(`/trackers/${id}/sources`, { type: 'github' });
     expect(added.status).toBe(201);
@@ -48,8 +48,9 @@ describe('POST and GET /trackers/:id/sources', () => {
 
     const list = await admin.get(`/trackers/${id}/sources`);
     expect(list.status).toBe(200);
-    expect(list.body.sources).toEqual([added.body]);
-    expect((await admin.get(`/trackers/${id}/sources/github`)).body).toEqual(added.body);
+    const masked = { ...added.body, secret: '[redacted]' };
+    expect(list.body.sources).toEqual([masked]);
+    expect((await admin.get(`/trackers/${id}/sources/github`)).body).toEqual(masked);
   });
 
   test('an hmac source with a custom mapping; a bad rule, a missing issued secret and an unknown key are refused by name', async () => {
@@ -122,7 +123,8 @@ describe('PATCH, rotate-secret and DELETE /trackers/:id/sources/:source', () => 
     expect((await github(id, second)).status).toBe(200);
 
     const given = await admin.post(`/trackers/${id}/sources/github/rotate-secret`, { secret: 'a-secret-of-my-own', graceHours: 0 });
-    expect(given.body.secret).toBe('a-secret-of-my-own');
+    // A secret the caller gave is never echoed back; a generated one is shown once.
+    expect(given.body.secret).toBe('[redacted]');
     fresh();
     expect((await github(id, second)).status).toBe(401);
     expect((await github(id, 'a-secret-of-my-own')).status).toBe(200);

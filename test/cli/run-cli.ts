@@ -5,6 +5,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Redis } from 'ioredis';
 import { TrackerStore } from '../../src/core/trackers/store';
+import { DEFAULT_KEY_FILE, KeyFileKeyring } from '../../src/core/secrets/key-file';
 import { CLI } from '../helpers/entries';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
 
@@ -31,6 +32,8 @@ export interface CliRunner {
   /** One `tributary: …` line on stderr, nothing on stdout, a non-zero exit; returns stderr. */
   fails(args: string[], env?: Record<string, string>): Promise<string>;
   dataDir: string;
+  /** The key file of its DATA_DIR, which the CLI encrypts secrets with: a store given it reads what the CLI wrote. */
+  keys: KeyFileKeyring;
   /** Removes the data directory. */
   cleanup(): void;
 }
@@ -51,6 +54,7 @@ export function cliRunner(prefix: string, from: 'bundle' | 'source' = 'bundle'):
   return {
     run,
     dataDir,
+    keys: new KeyFileKeyring(path.join(dataDir, DEFAULT_KEY_FILE), true),
     async ok(args) {
       const r = await run(args);
       expect({ args, code: r.code, stderr: r.stderr }).toEqual({ args, code: 0, stderr: '' });
@@ -69,12 +73,15 @@ export function cliRunner(prefix: string, from: 'bundle' | 'source' = 'bundle'):
   };
 }
 
-/** A CLI test file's own Redis prefix, connection, tracker store and runner, all cleaned up after the file. */
+/**
+ * A CLI test file's own Redis prefix, connection, tracker store and runner, all cleaned up after the
+ * file. The store holds the runner's key file, so it reads what the CLI encrypts, and the CLI what it writes.
+ */
 export function cliFixture(name: string): { prefix: string; redis: Redis; store: TrackerStore; cli: CliRunner } {
   const prefix = uniquePrefix(name);
   const redis = new Redis(TEST_REDIS_URL);
-  const store = new TrackerStore(redis, prefix);
   const cli = cliRunner(prefix);
+  const store = new TrackerStore(redis, prefix, cli.keys);
   afterAll(async () => {
     redis.disconnect();
     await deletePrefix(prefix);

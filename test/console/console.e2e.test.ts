@@ -356,6 +356,7 @@ browserSuite('console e2e')('console in a browser', () => {
     await expect(page.evaluate<boolean>('document.documentElement.scrollWidth <= window.innerWidth')).resolves.toBe(true);
     await shot('11-integration-narrow');
 
+    await page.getByRole('button', { name: 'Account: break-glass admin token' }).click();
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('Admin token').waitFor();
     const after = await page.evaluate(() => fetch('/admin/api/trackers').then((r) => r.status));

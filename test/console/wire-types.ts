@@ -7,6 +7,11 @@ import type { DeadLetter as ServerDeadLetter } from '../../jobs/delivery/dead-le
 import type { DestinationStatus as ServerDestinationStatus } from '../../jobs/delivery/destination-status';
 import type { QueryResult as ServerQueryResult } from '../../connectors/local';
 import type * as Console from '../../src/console/app/types';
+import type * as ConsoleAccess from '../../src/console/app/access-types';
+import type { PersonView as ServerPersonView } from '../../src/core/access/people-store';
+import type { ApiTokenView as ServerApiTokenView } from '../../src/core/access/api-token-store';
+import type { AuditEntry as ServerAuditEntry } from '../../src/core/access/audit-log';
+import type { Invitation as ServerInvitation } from '../../src/operator/access-service';
 import type { LiveEntry as ServerLiveEntry } from '../../src/http/live/live-entry';
 import type { TrackedRecord as ServerTrackedRecord } from '../../src/core/records/types';
 import type { DestinationView as ServerDestinationView } from '../../src/operator/delivery-admin';
@@ -37,4 +42,8 @@ export type WireTypesFit = [
   Check<Fits<ServerTrafficPicture, Console.TrafficPicture>>,
   Check<Fits<ServerDestinationPicture, Console.DestinationPicture>>,
   Check<Fits<ServerSetupGuide, Console.SetupGuide>>,
+  Check<Fits<ServerPersonView, ConsoleAccess.Person>>,
+  Check<Fits<ServerApiTokenView, ConsoleAccess.ApiTokenView>>,
+  Check<Fits<ServerAuditEntry, ConsoleAccess.AuditEntry>>,
+  Check<Fits<ServerInvitation, ConsoleAccess.Invitation>>,
 ];

@@ -1,4 +1,4 @@
-import { isSecretParameter, redactQueryString, tokenHint } from '../../src/core/redact';
+import { isSecretParameter, redactedJson, redactQueryString, restoreRedacted, tokenHint } from '../../src/core/redact';
 
 test('query strings keep their parameters with every credential-like value redacted', () => {
   expect(redactQueryString('')).toBe('');
@@ -15,4 +15,13 @@ test('query strings keep their parameters with every credential-like value redac
 test('a token hint tells tokens apart without being usable', () => {
   expect(tokenHint('trk_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdefg')).toBe('trk_AbCd…');
   expect(tokenHint('customtokencustomtokencustom')).toBe('cust…');
+});
+
+test('a URL with a password is shown without it, whatever its setting is called, and sent back so it keeps the stored one', () => {
+  const stored = { url: 'postgres://writer:s3cret@db.example.com:5432/shop?sslmode=require', endpoint: 'https://bq.example.com:443/v2', password: 'pw' };
+  const shown = JSON.parse(redactedJson(stored)) as Record<string, unknown>;
+  expect(shown).toEqual({ url: 'postgres://writer:[redacted]@db.example.com:5432/shop?sslmode=require', endpoint: 'https://bq.example.com:443/v2', password: '[redacted]' });
+  expect(restoreRedacted(shown, stored)).toEqual(stored);
+  // A URL changed beside its redacted password is taken as sent.
+  expect(restoreRedacted({ url: 'postgres://writer:[redacted]@other.example.com/shop' }, stored)).toEqual({ url: 'postgres://writer:[redacted]@other.example.com/shop' });
 });

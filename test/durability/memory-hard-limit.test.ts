@@ -1,3 +1,4 @@
+import { AuditLog } from '../../src/core/access/audit-log';
 import { deliveryKeys } from '../../jobs/delivery/keys';
 import { waitFor } from '../helpers/wait';
 import { eventRecord, seedDeadLetters } from '../cli/seed';
@@ -79,6 +80,10 @@ test('with Redis at maxmemory, every operator command works and enabling the des
   expect((await viaConsole('delete', '/trackers/second/destinations/console')).status).toBe(200);
   const [third] = await f.redis.xrange(dlq, '-', '+', 'COUNT', 1);
   expect((await viaConsole('post', `/trackers/${f.api.tracker.id}/destinations/wh/dead-letters/discard`, { ids: [third![0]] })).body.discarded).toBe(1);
+
+  // Each of those changes has its audit entry, written on the full Redis too.
+  const audited = (await new AuditLog(f.redis, f.api.prefix).list({ limit: 50 })).map((e) => `${e.action} ${e.outcome}`);
+  expect(audited).toEqual(expect.arrayContaining(['cli trackers create ok', 'cli destinations remove ok', 'cli dlq discard ok', 'POST /trackers/:id/destinations ok', 'DELETE /trackers/:id/destinations/:dest ok']));
 
   // Enabling the destination is the way out: delivery takes the lease and confirms on a full Redis.
   expect(await succeedsAtTheLimit('destinations', 'enable', f.api.tracker.id, 'wh')).toContain('enabled');

@@ -56,7 +56,7 @@ test('first start: embedded Redis, demo tracker, records delivered to the local 
   expect(await page.text()).toContain('/admin/assets/main.js');
   const login = await fetch(`${base}/admin/api/session`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ token: adminToken }) });
   expect(login.status).toBe(204);
-  expect(login.headers.get('set-cookie')).toMatch(/^tributary_admin=/);
+  expect(login.headers.get('set-cookie')).toMatch(/^tributary_session=/);
 
   const post = (p: string, body: unknown) => fetch(`${base}${p}`, { method: 'POST', headers: { Authorization: `Tracker ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
   expect((await post('/v3/user', { _uid: 'u1', plan: 'free', seats: 3 })).status).toBe(202);

@@ -9,6 +9,7 @@ import { createAdminRouter } from '../../src/admin/router';
 import { loadConfig } from '../../src/core/config';
 import { ERROR_CODES } from '../../src/core/errors';
 import { ERROR_CODE_ENUM, RESPONSES } from '../../src/http/openapi/components';
+import { AuditQuerySchema } from '../../src/core/access/audit-log';
 import { createOpenApiRouter, OPENAPI_DOCUMENT, OPENAPI_PATH } from '../../src/http/openapi/document';
 import { STATUS_OF } from '../../src/http/openapi/responses';
 import type { Method, Operation, Parameter, Reference, Response } from '../../src/http/openapi/types';
@@ -24,7 +25,7 @@ import { createWebhookRouter } from '../../src/ingest/webhooks/route';
 import { useAdminApi } from '../helpers/admin-api';
 
 const doc = OPENAPI_DOCUMENT;
-const METHODS: Method[] = ['get', 'post', 'patch', 'delete', 'head'];
+const METHODS: Method[] = ['get', 'post', 'put', 'patch', 'delete', 'head'];
 
 /** Every router the API process mounts (src/boot/app.ts); building one registers its routes without touching its dependencies. */
 function routers(): Router[] {
@@ -37,7 +38,7 @@ function routers(): Router[] {
     createOpenApiRouter(),
     createSdkRouter(),
     createAnalyticsJsRouter(),
-    createAdminRouter({ token: 'unused' } as never),
+    createAdminRouter({ access: {} } as never, {} as never).router,
     createConsoleRouter(),
   ];
 }
@@ -110,6 +111,9 @@ describe('the OpenAPI document and the code agree', () => {
       'GET /admin/api/trackers/{id}/destinations/{dest}/dead-letters': DeadLetterQuery,
       // Read by hand in src/admin/tracker-routes.ts: ?property=<name or JSON pointer>.
       'DELETE /admin/api/trackers/{id}/privacy-rules': { shape: { property: true } },
+      'GET /admin/api/audit': AuditQuerySchema,
+      'GET /admin/api/trackers/{id}/audit': AuditQuerySchema,
+      'GET /admin/api/audit/export': { shape: { since: true } },
     };
     for (const [key, schema] of Object.entries(schemas)) expect({ key, query: queryOf(key) }).toEqual({ key, query: Object.keys(schema.shape).sort() });
     // Every admin route that reads its query string is in the list above.

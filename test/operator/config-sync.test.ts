@@ -1,3 +1,4 @@
+import { AuditLog } from '../../src/core/access/audit-log';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -30,9 +31,14 @@ test('a restart keeps a token revoked with the CLI and the settings the file doe
   const file = path.join(dir, 'trackers.yaml');
   await writeFile(file, `trackers:\n  - id: shop\n    name: Shop\n    tokens: [{ token: "${TOKEN}" }]\n    timeZone: Europe/Paris\n`);
   const config = loadConfig({ REDIS_PREFIX: prefix, TRIBUTARY_CONFIG: file, DATA_DIR: dir, LOG_LEVEL: 'silent' });
-  const start = () => prepareTrackers(store, config, createDefaultRegistry(), createLogger('silent'));
+  const start = () => prepareTrackers(store, config, createDefaultRegistry(), createLogger('silent'), new AuditLog(redis, prefix));
 
   await start();
+  // What the file changed is an audit entry by the file, once: a start that changes nothing writes none.
+  const byFile = async () => (await new AuditLog(redis, prefix).list({ limit: 10, actor: file })).map((e) => ({ action: e.action, actor: e.actor.kind, objects: e.changes.map((c) => c.object) }));
+  expect(await byFile()).toEqual([{ action: 'config-file sync', actor: 'config-file', objects: ['tracker shop'] }]);
+  await start();
+  expect(await byFile()).toHaveLength(1);
   const service = new TrackerService(store);
   const { token: rotated } = await service.rotateToken('shop');
   await service.revokeToken('shop', TOKEN);

@@ -1,3 +1,4 @@
+import { AuditLog } from '../../src/core/access/audit-log';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -75,7 +76,7 @@ test('the config file sets rules; a stored secret is kept unless the file states
   const file = path.join(dir, 'trackers.yaml');
   const token = 'trk_pppppppppppppppppppppppppppppppppppppppppp1';
   const config = loadConfig({ REDIS_PREFIX: prefix, TRIBUTARY_CONFIG: file, DATA_DIR: dir, LOG_LEVEL: 'silent' });
-  const start = () => prepareTrackers(store, config, createDefaultRegistry(), createLogger('silent'));
+  const start = () => prepareTrackers(store, config, createDefaultRegistry(), createLogger('silent'), new AuditLog(redis, prefix));
 
   await writeFile(file, `trackers:\n  - id: from-file\n    name: From file\n    tokens: [{ token: "${token}" }]\n    privacyRules:\n      - { property: email, action: hash }\n      - { property: /address/street, action: drop }\n`);
   await start();

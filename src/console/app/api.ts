@@ -8,6 +8,8 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly field?: string,
+    /** Seconds to wait, from Retry-After (a 429). */
+    readonly retryAfter?: number,
   ) {
     super(message);
   }
@@ -42,7 +44,8 @@ async function errorOf(res: Response): Promise<ApiError> {
   } catch {
     // Not JSON (a proxy's error page): the status line is all there is.
   }
-  return new ApiError(res.status, code, message, field);
+  const retryAfter = Number(res.headers.get('Retry-After') ?? NaN);
+  return new ApiError(res.status, code, message, field, Number.isFinite(retryAfter) ? retryAfter : undefined);
 }
 
 export async function call<T>(method: string, path: string, body?: unknown, { quiet401 = false } = {}): Promise<T> {
@@ -84,20 +87,6 @@ export interface TrackerInput {
 }
 
 export const api = {
-  session: {
-    /** True when the cookie is valid; a 401 here is an answer, not an event. */
-    async check(): Promise<boolean> {
-      try {
-        await call('GET', '/session', undefined, { quiet401: true });
-        return true;
-      } catch (err) {
-        if (err instanceof ApiError && err.status === 401) return false;
-        throw err;
-      }
-    },
-    login: (token: string) => call<void>('POST', '/session', { token }, { quiet401: true }),
-    logout: () => call<void>('DELETE', '/session', undefined, { quiet401: true }),
-  },
   trackers: {
     list: async () => (await call<{ trackers: Tracker[] }>('GET', '/trackers')).trackers,
     create: (input: TrackerInput) => call<{ tracker: Tracker; token: string; integration: IntegrationView }>('POST', '/trackers', input),

@@ -19,7 +19,7 @@ const dayStart = (day: string) => (day ? new Date(`${day}T00:00:00Z`).toISOStrin
  * A destination's backfill: the history kept in the tracker's archive, sent again through the
  * destination's rules (docs/history.md, "Backfill and replay"): started here, followed, cancelled.
  */
-export function BackfillCard({ trackerId, destination, onChanged }: { trackerId: string; destination: DestinationView; onChanged: () => void }) {
+export function BackfillCard({ trackerId, destination, onChanged, editor = true }: { trackerId: string; destination: DestinationView; onChanged: () => void; editor?: boolean }) {
   const [since, setSince] = useState('');
   const [until, setUntil] = useState('');
   const [upserts, setUpserts] = useState(true);
@@ -61,31 +61,33 @@ export function BackfillCard({ trackerId, destination, onChanged }: { trackerId:
           {b.waiting > 0 ? `, ${formatCount(b.waiting)} still in its lane` : ', all delivered'} ({b.resources.join(', ')} received {formatTime(b.since)} to {formatTime(b.until)}).
         </p>
       )}
-      <form onSubmit={start} noValidate aria-label={`Backfill ${destination.id}`}>
-        <div class="field-row">
-          <Field label="From (UTC day)" hint="Empty: as far back as the archive keeps.">
-            {(p) => <input {...p} type="date" value={since} onInput={(e) => setSince(e.currentTarget.value)} />}
+      {editor && (
+        <form onSubmit={start} noValidate aria-label={`Backfill ${destination.id}`}>
+          <div class="field-row">
+            <Field label="From (UTC day)" hint="Empty: as far back as the archive keeps.">
+              {(p) => <input {...p} type="date" value={since} onInput={(e) => setSince(e.currentTarget.value)} />}
+            </Field>
+            <Field label="To (UTC day, included)" hint="Empty: up to now.">
+              {(p) => <input {...p} type="date" value={until} onInput={(e) => setUntil(e.currentTarget.value)} />}
+            </Field>
+          </div>
+          <Field inline label="Users and sessions too" hint="Each as it is now, merged from its updates since the start day, in order with its live updates. Untick to send events only.">
+            {(p) => <input {...p} type="checkbox" checked={upserts} onChange={(e) => setUpserts(e.currentTarget.checked)} />}
           </Field>
-          <Field label="To (UTC day, included)" hint="Empty: up to now.">
-            {(p) => <input {...p} type="date" value={until} onInput={(e) => setUntil(e.currentTarget.value)} />}
-          </Field>
-        </div>
-        <Field inline label="Users and sessions too" hint="Each as it is now, merged from its updates since the start day, in order with its live updates. Untick to send events only.">
-          {(p) => <input {...p} type="checkbox" checked={upserts} onChange={(e) => setUpserts(e.currentTarget.checked)} />}
-        </Field>
-        <Alert message={error} />
-        <div class="actions">
-          <button class="button" type="submit" disabled={busy || running}>
-            Start backfill
-          </button>
-          {running && (
-            <button class="button ghost" type="button" disabled={busy} onClick={() => void run(() => api.destinations.cancelBackfill(trackerId, destination.id), 'Backfill cancelled; what its lane holds is still delivered.')}>
-              Cancel backfill
+          <Alert message={error} />
+          <div class="actions">
+            <button class="button" type="submit" disabled={busy || running}>
+              Start backfill
             </button>
-          )}
-          <Status message={status} />
-        </div>
-      </form>
+            {running && (
+              <button class="button ghost" type="button" disabled={busy} onClick={() => void run(() => api.destinations.cancelBackfill(trackerId, destination.id), 'Backfill cancelled; what its lane holds is still delivered.')}>
+                Cancel backfill
+              </button>
+            )}
+            <Status message={status} />
+          </div>
+        </form>
+      )}
     </section>
   );
 }

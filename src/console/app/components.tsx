@@ -158,3 +158,13 @@ export function Spinner({ label = 'Loading…' }: { label?: string }) {
     </p>
   );
 }
+
+/** What a screen shows someone whose role does not reach it: a plain message, never a blank page. */
+export function NoAccess({ title, children }: { title: string; children: ComponentChildren }) {
+  return (
+    <section class="card" role="alert" data-testid="no-access">
+      <h2>{title}</h2>
+      <p>{children}</p>
+    </section>
+  );
+}

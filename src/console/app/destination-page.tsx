@@ -1,3 +1,4 @@
+import { useCanEdit } from './access.js';
 import { api } from './api.js';
 import { Alert, Spinner } from './components.js';
 import { destinationHealth } from './destinations-tab.js';
@@ -40,6 +41,8 @@ const plural = (n: number, one: string, many = `${one}s`) => `${formatCount(n)} 
 
 /** One destination over the last 24 hours: what it delivered, what it refused, its backlog and lag, and the moments its state changed. */
 export function DestinationPage({ trackerId, destinationId }: { trackerId: string; destinationId: string }) {
+  // The rules' preview runs them over the tracker's records: an editor's view, as is starting a backfill.
+  const editor = useCanEdit(trackerId);
   const list = useLoad(() => api.destinations.list(trackerId), `${trackerId}/${destinationId}`, REFRESH_MS);
   const picture = useLoad(() => api.destinations.traffic(trackerId, destinationId), `${trackerId}/${destinationId}`, REFRESH_MS);
   const d = list.data?.find((x) => x.id === destinationId);
@@ -80,8 +83,8 @@ export function DestinationPage({ trackerId, destinationId }: { trackerId: strin
         {list.data && !d && <p class="empty">No destination {destinationId} on this tracker.</p>}
         <p class="hint">The last 24 hours, a point a minute, refreshed every 15 seconds. Dashed lines mark the moments its state changed (listed below). Drag across a chart to zoom in, double-click to see the whole day.</p>
       </section>
-      {d && <RulesEditor key={d.id} trackerId={trackerId} destination={d} onSaved={() => void list.reload()} />}
-      {d && <BackfillCard trackerId={trackerId} destination={d} onChanged={() => void list.reload()} />}
+      {d && editor && <RulesEditor key={d.id} trackerId={trackerId} destination={d} onSaved={() => void list.reload()} />}
+      {d && (editor || d.backfill) && <BackfillCard trackerId={trackerId} destination={d} onChanged={() => void list.reload()} editor={editor} />}
       {!picture.data ? picture.loading && <Spinner /> : <Charts picture={picture.data} destinationId={destinationId} />}
     </>
   );

@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { useCanEdit } from './access.js';
 import { api, messageOf } from './api.js';
 import { Alert, ConfirmButton, Spinner, Status } from './components.js';
 import { DestinationForm } from './destination-form.js';
@@ -8,6 +9,7 @@ import { href } from './router.js';
 import type { ArchiveStatus, ConnectorInfo, DestinationView, TestResult } from './types.js';
 
 export function DestinationsTab({ trackerId }: { trackerId: string }) {
+  const editor = useCanEdit(trackerId);
   const connectors = useLoad(api.connectors, 'connectors');
   const overview = useLoad(() => api.destinations.overview(trackerId), trackerId, 5000);
   const list = { ...overview, data: overview.data?.destinations };
@@ -32,30 +34,32 @@ export function DestinationsTab({ trackerId }: { trackerId: string }) {
         ) : (
           <ul class="destination-list">
             {list.data.map((d) => (
-              <DestinationItem key={d.id} trackerId={trackerId} destination={d} connectors={connectors.data ?? []} onChanged={list.reload} onStatus={setStatus} />
+              <DestinationItem key={d.id} trackerId={trackerId} destination={d} connectors={connectors.data ?? []} onChanged={list.reload} onStatus={setStatus} editor={editor} />
             ))}
           </ul>
         )}
         {archive && <ArchiveLine archive={archive} />}
       </section>
-      <section class="card" aria-labelledby="add-destination-heading">
-        <h2 id="add-destination-heading">Add a destination</h2>
-        <Alert message={connectors.error} />
-        {connectors.data ? (
-          <DestinationForm
-            key={adding}
-            trackerId={trackerId}
-            connectors={connectors.data}
-            onSaved={(d) => {
-              setStatus(`Destination ${d.id} added.`);
-              setAdding((n) => n + 1);
-              void list.reload();
-            }}
-          />
-        ) : (
-          connectors.loading && <Spinner />
-        )}
-      </section>
+      {editor && (
+        <section class="card" aria-labelledby="add-destination-heading">
+          <h2 id="add-destination-heading">Add a destination</h2>
+          <Alert message={connectors.error} />
+          {connectors.data ? (
+            <DestinationForm
+              key={adding}
+              trackerId={trackerId}
+              connectors={connectors.data}
+              onSaved={(d) => {
+                setStatus(`Destination ${d.id} added.`);
+                setAdding((n) => n + 1);
+                void list.reload();
+              }}
+            />
+          ) : (
+            connectors.loading && <Spinner />
+          )}
+        </section>
+      )}
     </>
   );
 }
@@ -69,7 +73,7 @@ export function destinationHealth(d: DestinationView): { label: string; tone: 'o
   return { label: 'healthy', tone: 'ok' };
 }
 
-function DestinationItem({ trackerId, destination: d, connectors, onChanged, onStatus }: { trackerId: string; destination: DestinationView; connectors: ConnectorInfo[]; onChanged: () => Promise<void>; onStatus: (s: string) => void }) {
+function DestinationItem({ trackerId, destination: d, connectors, onChanged, onStatus, editor }: { trackerId: string; destination: DestinationView; connectors: ConnectorInfo[]; onChanged: () => Promise<void>; onStatus: (s: string) => void; editor: boolean }) {
   const [editing, setEditing] = useState(false);
   const [testing, setTesting] = useState(false);
   const [test, setTest] = useState<TestResult | null>(null);
@@ -158,16 +162,20 @@ function DestinationItem({ trackerId, destination: d, connectors, onChanged, onS
         <a class="button small" href={href({ page: 'tracker', trackerId, tab: 'destinations', destinationId: d.id })} aria-label={`Last 24 hours of ${d.id}`}>
           Last 24 hours
         </a>
-        <button type="button" class="button small" onClick={runTest} disabled={testing} aria-label={`Test connection of ${d.id}`}>
-          {testing ? 'Testing…' : 'Test connection'}
-        </button>
-        <button type="button" class="button small" aria-expanded={editing} onClick={() => setEditing((e) => !e)} aria-label={`Edit ${d.id}`}>
-          Edit
-        </button>
-        <button type="button" class="button small" aria-label={`${d.enabled ? 'Disable' : 'Enable'} ${d.id}`} onClick={() => run(() => api.destinations.update(trackerId, d.id, { enabled: !d.enabled }), `Destination ${d.id} ${d.enabled ? 'disabled' : 'enabled'}.`)}>
-          {d.enabled ? 'Disable' : 'Enable'}
-        </button>
-        <ConfirmButton label="Remove" ariaLabel={`Remove ${d.id}`} confirmLabel={`Remove ${d.id} for good`} onConfirm={() => run(() => api.destinations.remove(trackerId, d.id), ({ discarded }) => `Destination ${d.id} removed${discarded.queued + discarded.deadLetters > 0 ? `; ${discarded.queued} queued records and ${discarded.deadLetters} dead letters discarded` : ''}.`)} />
+        {editor && (
+          <>
+            <button type="button" class="button small" onClick={runTest} disabled={testing} aria-label={`Test connection of ${d.id}`}>
+              {testing ? 'Testing…' : 'Test connection'}
+            </button>
+            <button type="button" class="button small" aria-expanded={editing} onClick={() => setEditing((e) => !e)} aria-label={`Edit ${d.id}`}>
+              Edit
+            </button>
+            <button type="button" class="button small" aria-label={`${d.enabled ? 'Disable' : 'Enable'} ${d.id}`} onClick={() => run(() => api.destinations.update(trackerId, d.id, { enabled: !d.enabled }), `Destination ${d.id} ${d.enabled ? 'disabled' : 'enabled'}.`)}>
+              {d.enabled ? 'Disable' : 'Enable'}
+            </button>
+            <ConfirmButton label="Remove" ariaLabel={`Remove ${d.id}`} confirmLabel={`Remove ${d.id} for good`} onConfirm={() => run(() => api.destinations.remove(trackerId, d.id), ({ discarded }) => `Destination ${d.id} removed${discarded.queued + discarded.deadLetters > 0 ? `; ${discarded.queued} queued records and ${discarded.deadLetters} dead letters discarded` : ''}.`)} />
+          </>
+        )}
       </div>
       <div role="status" class="test-result" data-testid={`test-result-${d.id}`}>
         {test && (test.ok ? <TestOk notes={test.notes} /> : <TestFailed error={test.error} />)}

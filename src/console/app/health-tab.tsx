@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import { useCanEdit } from './access.js';
 import { api, messageOf } from './api.js';
 import { Alert, ConfirmButton, Spinner, Status } from './components.js';
 import { formatBytes, formatCount, formatDuration, formatTime, json } from './format.js';
@@ -9,19 +10,19 @@ const REFRESH_MS = 2000;
 
 /** Delivery figures of every destination, refreshed every 2 s, and their dead letters. */
 export function HealthTab({ trackerId }: { trackerId: string }) {
+  // Dead letters hold the records themselves: an editor's to read, replay or discard.
+  const editor = useCanEdit(trackerId);
   const list = useLoad(() => api.destinations.list(trackerId), trackerId, REFRESH_MS);
   return (
     <>
       <RedisMemory />
       <section class="card" aria-labelledby="health-heading">
         <h2 id="health-heading">Delivery health</h2>
-        <p class="hint">Refreshed every 2 seconds.</p>
+        <p class="hint">Refreshed every 2 seconds.{editor ? '' : ' Dead letters are counted here; their records are shown to the tracker’s editors.'}</p>
         <Alert message={list.error} />
         {!list.data ? list.loading && <Spinner /> : list.data.length === 0 ? <p class="empty">No destination.</p> : <HealthTable destinations={list.data} />}
       </section>
-      {list.data?.map((d) => (
-        <DeadLetters key={d.id} trackerId={trackerId} destination={d} onChanged={list.reload} />
-      ))}
+      {editor && list.data?.map((d) => <DeadLetters key={d.id} trackerId={trackerId} destination={d} onChanged={list.reload} />)}
     </>
   );
 }

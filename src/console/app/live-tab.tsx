@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { accessApi } from './access-api.js';
 import { api, notifyUnauthorized } from './api.js';
 import { formatClock, json } from './format.js';
 import type { LiveEntry } from './types.js';
@@ -59,8 +60,8 @@ export function LiveTab({ trackerId }: { trackerId: string }) {
       if (source.readyState === EventSource.CLOSED) setConnection('closed');
       else setConnection('reconnecting');
       // EventSource hides the status: ask whether the session is still there.
-      void api.session.check().then((ok) => {
-        if (!ok) {
+      void accessApi.whoami().then((who) => {
+        if (!who) {
           source.close();
           notifyUnauthorized();
         }

@@ -11,7 +11,7 @@ const ACTION_LABELS: Readonly<Record<PrivacyAction, string>> = {
 };
 
 /** The tracker's personal-data rules: each added or removed at once, applied to the next records. */
-export function PrivacyRules({ tracker, onChange }: { tracker: Tracker; onChange: (t: Tracker) => void }) {
+export function PrivacyRules({ tracker, onChange, editor = true }: { tracker: Tracker; onChange: (t: Tracker) => void; editor?: boolean }) {
   const [property, setProperty] = useState('');
   const [action, setAction] = useState<PrivacyAction>('hash');
   const [error, setError] = useState<string | null>(null);
@@ -57,9 +57,11 @@ export function PrivacyRules({ tracker, onChange }: { tracker: Tracker; onChange
               <tr>
                 <th scope="col">Property</th>
                 <th scope="col">Action</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
+                {editor && (
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                )}
               </tr>
             </thead>
             <tbody>
@@ -69,40 +71,44 @@ export function PrivacyRules({ tracker, onChange }: { tracker: Tracker; onChange
                     <code>{r.property}</code>
                   </td>
                   <td>{ACTION_LABELS[r.action]}</td>
-                  <td class="row-actions">
-                    <ConfirmButton label="Remove" ariaLabel={`Remove the rule for ${r.property}`} confirmLabel={`Remove ${r.property}`} onConfirm={() => void run(() => api.trackers.removePrivacyRule(tracker.id, r.property), `Rule for ${r.property} removed.`)} />
-                  </td>
+                  {editor && (
+                    <td class="row-actions">
+                      <ConfirmButton label="Remove" ariaLabel={`Remove the rule for ${r.property}`} confirmLabel={`Remove ${r.property}`} onConfirm={() => void run(() => api.trackers.removePrivacyRule(tracker.id, r.property), `Rule for ${r.property} removed.`)} />
+                    </td>
+                  )}
                 </tr>
               ))}
             </tbody>
           </table>
         </div>
       )}
-      <form onSubmit={add} noValidate>
-        <div class="field-row">
-          <Field label="Property" hint="A name, a JSON pointer, _uid, _sid or _ip. A property that has a rule gets the new action.">
-            {(p) => <input {...p} type="text" value={property} spellcheck={false} autoCapitalize="off" onInput={(e) => setProperty(e.currentTarget.value)} />}
-          </Field>
-          <Field label="Action">
-            {(p) => (
-              <select {...p} value={action} onChange={(e) => setAction(e.currentTarget.value as PrivacyAction)}>
-                {PRIVACY_ACTIONS.map((a) => (
-                  <option key={a} value={a}>
-                    {ACTION_LABELS[a]}
-                  </option>
-                ))}
-              </select>
-            )}
-          </Field>
-        </div>
-        <Alert message={error} />
-        <div class="actions">
-          <button class="button" type="submit" disabled={busy}>
-            Add rule
-          </button>
-          <Status message={status} />
-        </div>
-      </form>
+      {editor && (
+        <form onSubmit={add} noValidate>
+          <div class="field-row">
+            <Field label="Property" hint="A name, a JSON pointer, _uid, _sid or _ip. A property that has a rule gets the new action.">
+              {(p) => <input {...p} type="text" value={property} spellcheck={false} autoCapitalize="off" onInput={(e) => setProperty(e.currentTarget.value)} />}
+            </Field>
+            <Field label="Action">
+              {(p) => (
+                <select {...p} value={action} onChange={(e) => setAction(e.currentTarget.value as PrivacyAction)}>
+                  {PRIVACY_ACTIONS.map((a) => (
+                    <option key={a} value={a}>
+                      {ACTION_LABELS[a]}
+                    </option>
+                  ))}
+                </select>
+              )}
+            </Field>
+          </div>
+          <Alert message={error} />
+          <div class="actions">
+            <button class="button" type="submit" disabled={busy}>
+              Add rule
+            </button>
+            <Status message={status} />
+          </div>
+        </form>
+      )}
     </section>
   );
 }

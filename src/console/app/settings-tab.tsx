@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { useCanEdit } from './access.js';
 import { api, messageOf } from './api.js';
 import { Alert, ConfirmButton, CopyButton, CopyField, Status } from './components.js';
 import { useFormErrors } from './form-errors.js';
@@ -8,12 +9,41 @@ import { checkValues, inputOf, TrackerFields, trackerFieldKey, valuesOf } from '
 import type { Tracker } from './types.js';
 
 export function SettingsTab({ tracker, onChange }: { tracker: Tracker; onChange: (t: Tracker) => void }) {
+  const editor = useCanEdit(tracker.id);
   return (
     <>
-      <TrackerSettings tracker={tracker} onChange={onChange} />
-      <PrivacyRules tracker={tracker} onChange={onChange} />
-      <Tokens tracker={tracker} onChange={onChange} />
+      {editor ? <TrackerSettings tracker={tracker} onChange={onChange} /> : <SettingsSummary tracker={tracker} />}
+      <PrivacyRules tracker={tracker} onChange={onChange} editor={editor} />
+      <Tokens tracker={tracker} onChange={onChange} editor={editor} />
     </>
+  );
+}
+
+/** A viewer's Settings: the same facts, nothing to change. */
+function SettingsSummary({ tracker: t }: { tracker: Tracker }) {
+  return (
+    <section class="card" aria-labelledby="settings-heading">
+      <h2 id="settings-heading">Settings</h2>
+      <dl class="kv">
+        <dt>Name</dt>
+        <dd>{t.name}</dd>
+        <dt>Time zone</dt>
+        <dd>{t.timeZone}</dd>
+        <dt>CORS origins</dt>
+        <dd>{t.corsOrigins.join(', ') || 'none'}</dd>
+        <dt>Rate limit</dt>
+        <dd>{t.rateLimit ? `${t.rateLimit.recordsPerSecond} records/s${t.rateLimit.burst !== undefined ? `, burst ${t.rateLimit.burst}` : ''}` : 'none'}</dd>
+        <dt>Request context</dt>
+        <dd>{t.captureContext ? 'captured' : 'not captured'}</dd>
+        <dt>Duplicate window</dt>
+        <dd>{t.dedupWindowHours} h</dd>
+        <dt>Partitions</dt>
+        <dd>{t.partitions}</dd>
+        <dt>Archive</dt>
+        <dd>{t.archiveDays === 0 ? 'off' : `${t.archiveDays} days`}</dd>
+      </dl>
+      <p class="hint">You are a viewer of this tracker: an editor changes these.</p>
+    </section>
   );
 }
 
@@ -61,7 +91,7 @@ function TrackerSettings({ tracker, onChange }: { tracker: Tracker; onChange: (t
   );
 }
 
-function Tokens({ tracker, onChange }: { tracker: Tracker; onChange: (t: Tracker) => void }) {
+function Tokens({ tracker, onChange, editor }: { tracker: Tracker; onChange: (t: Tracker) => void; editor: boolean }) {
   const [fresh, setFresh] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [status, setStatus] = useState<string | null>(null);
@@ -94,7 +124,7 @@ function Tokens({ tracker, onChange }: { tracker: Tracker; onChange: (t: Tracker
   return (
     <section class="card" aria-labelledby="tokens-heading">
       <h2 id="tokens-heading">Tokens</h2>
-      <p class="hint">To rotate: add a token, move your clients to it, then revoke the old one. A tracker keeps at least one active token.</p>
+      {editor && <p class="hint">To rotate: add a token, move your clients to it, then revoke the old one. A tracker keeps at least one active token.</p>}
       {fresh && (
         <div class="notice success">
           <p>New token:</p>
@@ -125,7 +155,7 @@ function Tokens({ tracker, onChange }: { tracker: Tracker; onChange: (t: Tracker
                   {!t.revokedAt && (
                     <>
                       <CopyButton text={t.token} label={`Copy token ${shortToken(t.token)}`} />
-                      <ConfirmButton label="Revoke" ariaLabel={`Revoke token ${shortToken(t.token)}`} confirmLabel={`Revoke ${shortToken(t.token)}`} disabled={active <= 1} onConfirm={() => revoke(t.token)} />
+                      {editor && <ConfirmButton label="Revoke" ariaLabel={`Revoke token ${shortToken(t.token)}`} confirmLabel={`Revoke ${shortToken(t.token)}`} disabled={active <= 1} onConfirm={() => revoke(t.token)} />}
                     </>
                   )}
                 </td>
@@ -135,12 +165,14 @@ function Tokens({ tracker, onChange }: { tracker: Tracker; onChange: (t: Tracker
         </table>
       </div>
       <Alert message={error} />
-      <div class="actions">
-        <button type="button" class="button" onClick={add}>
-          Add a token
-        </button>
-        <Status message={status} />
-      </div>
+      {editor && (
+        <div class="actions">
+          <button type="button" class="button" onClick={add}>
+            Add a token
+          </button>
+          <Status message={status} />
+        </div>
+      )}
     </section>
   );
 }

@@ -1,8 +1,10 @@
 import { useRef, useState } from 'preact/hooks';
+import { useCanEdit } from './access.js';
 import { api, messageOf } from './api.js';
 import { Alert, ConfirmButton, CopyField, Field, Spinner, Status } from './components.js';
 import { useFormErrors } from './form-errors.js';
 import { formatTime } from './format.js';
+import { takeFreshSecret } from './fresh-secrets.js';
 import { useLoad } from './hooks.js';
 import { mappingKey, MappingFields, mappingState, toMapping } from './mapping-fields.js';
 import { href, navigate } from './router.js';
@@ -14,7 +16,10 @@ const DELIVERIES_REFRESH_MS = 3000;
 
 /** One webhook source: where to paste what at the sender, its secret's rotation, its mapping and its last deliveries. */
 export function SourcePage({ trackerId, sourceId }: { trackerId: string; sourceId: string }) {
+  const editor = useCanEdit(trackerId);
   const source = useLoad(() => api.sources.get(trackerId, sourceId), `${trackerId}/${sourceId}`);
+  // The secret as the answer that made it showed it (added, or rotated here); later answers say [redacted].
+  const [secret, setSecret] = useState(() => takeFreshSecret(trackerId, sourceId));
   const [status, setStatus] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const s = source.data;
@@ -46,33 +51,50 @@ export function SourcePage({ trackerId, sourceId }: { trackerId: string; sourceI
             <h3>Webhook URL</h3>
             <CopyField value={s.url} label={`Copy the webhook URL of ${s.id}`} />
             <h3>Signing secret</h3>
-            <CopyField value={s.secret} label={`Copy the signing secret of ${s.id}`} />
+            {secret ? (
+              <>
+                <CopyField value={secret} label={`Copy the signing secret of ${s.id}`} />
+                <p class="hint">Copy it now: it is shown only this once (the relay keeps it encrypted and never shows it again).</p>
+              </>
+            ) : (
+              <p class="hint" data-testid="secret-hidden">
+                Hidden: a signing secret is shown once, when it is made. {editor ? 'Rotate it below to get a new one.' : 'An editor of this tracker can rotate it.'}
+              </p>
+            )}
             {s.previousSecretUntil && Date.parse(s.previousSecretUntil) > Date.now() && <p class="hint">The previous secret is accepted until {formatTime(s.previousSecretUntil)}.</p>}
             <h3>Set it up at the sender</h3>
             <SetupSteps source={s} />
             <Status message={status} />
             <Alert message={error} />
-            <div class="actions">
-              <ConfirmButton label="Remove source" ariaLabel={`Remove source ${s.id}`} confirmLabel={`Remove ${s.id} for good`} onConfirm={remove} />
-            </div>
+            {editor && (
+              <div class="actions">
+                <ConfirmButton label="Remove source" ariaLabel={`Remove source ${s.id}`} confirmLabel={`Remove ${s.id} for good`} onConfirm={remove} />
+              </div>
+            )}
           </section>
-          <Deliveries trackerId={trackerId} sourceId={s.id} />
-          <RotateSecret
-            source={s}
-            trackerId={trackerId}
-            onRotated={(next) => {
-              source.setData(next);
-              setStatus(`Secret rotated. ${next.previousSecretUntil && Date.parse(next.previousSecretUntil) > Date.now() ? `The previous one is accepted until ${formatTime(next.previousSecretUntil)}.` : 'The previous one no longer works.'}`);
-            }}
-          />
-          <MappingEditor
-            source={s}
-            trackerId={trackerId}
-            onSaved={(next) => {
-              source.setData(next);
-              setStatus('Mapping saved.');
-            }}
-          />
+          {/* Deliveries carry what the sender posted, and the rest changes the source: an editor's. */}
+          {editor && (
+            <>
+              <Deliveries trackerId={trackerId} sourceId={s.id} />
+              <RotateSecret
+                source={s}
+                trackerId={trackerId}
+                onRotated={(next) => {
+                  source.setData(next);
+                  setSecret(next.secret);
+                  setStatus(`Secret rotated: copy the new one above. ${next.previousSecretUntil && Date.parse(next.previousSecretUntil) > Date.now() ? `The previous one is accepted until ${formatTime(next.previousSecretUntil)}.` : 'The previous one no longer works.'}`);
+                }}
+              />
+              <MappingEditor
+                source={s}
+                trackerId={trackerId}
+                onSaved={(next) => {
+                  source.setData(next);
+                  setStatus('Mapping saved.');
+                }}
+              />
+            </>
+          )}
         </>
       )}
     </>

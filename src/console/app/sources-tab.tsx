@@ -1,12 +1,15 @@
+import { useCanEdit } from './access.js';
 import { api } from './api.js';
 import { Alert, Spinner } from './components.js';
 import { useLoad } from './hooks.js';
 import { href, navigate } from './router.js';
+import { keepFreshSecret } from './fresh-secrets.js';
 import { SourceForm } from './source-form.js';
 import { SOURCE_LABELS } from './source-setup.js';
 
 /** The tracker's webhook sources, and a form to add one; each opens its own page. */
 export function SourcesTab({ trackerId }: { trackerId: string }) {
+  const editor = useCanEdit(trackerId);
   const list = useLoad(() => api.sources.list(trackerId), trackerId);
   return (
     <>
@@ -17,7 +20,7 @@ export function SourcesTab({ trackerId }: { trackerId: string }) {
         {!list.data ? (
           list.loading && <Spinner />
         ) : list.data.length === 0 ? (
-          <p class="empty">No webhook source yet: add one below for GitHub, Stripe, Shopify, Slack, a Standard Webhooks sender or any sender that signs with an HMAC.</p>
+          <p class="empty">{editor ? 'No webhook source yet: add one below for GitHub, Stripe, Shopify, Slack, a Standard Webhooks sender or any sender that signs with an HMAC.' : 'No webhook source yet.'}</p>
         ) : (
           <div class="table-wrap">
             <table data-testid="sources-table">
@@ -45,10 +48,18 @@ export function SourcesTab({ trackerId }: { trackerId: string }) {
           </div>
         )}
       </section>
-      <section class="card" aria-labelledby="add-source-heading">
-        <h2 id="add-source-heading">Add a webhook source</h2>
-        <SourceForm trackerId={trackerId} onSaved={(s) => navigate({ page: 'tracker', trackerId, tab: 'sources', sourceId: s.id })} />
-      </section>
+      {editor && (
+        <section class="card" aria-labelledby="add-source-heading">
+          <h2 id="add-source-heading">Add a webhook source</h2>
+          <SourceForm
+            trackerId={trackerId}
+            onSaved={(s) => {
+              keepFreshSecret(trackerId, s.id, s.secret);
+              navigate({ page: 'tracker', trackerId, tab: 'sources', sourceId: s.id });
+            }}
+          />
+        </section>
+      )}
     </>
   );
 }

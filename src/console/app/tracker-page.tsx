@@ -1,6 +1,9 @@
 import { useEffect, useRef } from 'preact/hooks';
+import { accessApi } from './access-api.js';
+import { roleOn, useSession } from './access.js';
 import { api } from './api.js';
-import { Alert, Spinner } from './components.js';
+import { AuditLog } from './audit-log.js';
+import { Alert, NoAccess, Spinner } from './components.js';
 import { DestinationPage } from './destination-page.js';
 import { DestinationsTab } from './destinations-tab.js';
 import { HealthTab } from './health-tab.js';
@@ -26,9 +29,33 @@ const TAB_LABELS: Record<Tab, string> = {
   live: 'Live',
   history: 'History',
   warehouse: 'Warehouse',
+  audit: 'Audit',
 };
 
-export function TrackerPage({ trackerId, tab, sourceId, destinationId }: { trackerId: string; tab: Tab; sourceId?: string | undefined; destinationId?: string | undefined }) {
+/** What a viewer sees: no tab that shows records' payloads (Live, History, Warehouse) or the audit log. */
+const VIEWER_TABS: readonly Tab[] = ['settings', 'integration', 'destinations', 'sources', 'health', 'traffic'];
+
+export function TrackerPage(props: { trackerId: string; tab: Tab; sourceId?: string | undefined; destinationId?: string | undefined }) {
+  const role = roleOn(useSession(), props.trackerId);
+  if (!role) {
+    return (
+      <div class="page">
+        <p class="breadcrumb">
+          <a href="#/trackers">Trackers</a> <span aria-hidden="true">/</span>
+        </p>
+        <h1 tabIndex={-1} data-autofocus>
+          {props.trackerId}
+        </h1>
+        <NoAccess title="No access">
+          You have no role on tracker <code>{props.trackerId}</code>, or it does not exist. An admin can give you one (People).
+        </NoAccess>
+      </div>
+    );
+  }
+  return <TrackerScreen {...props} tabs={role === 'editor' ? TABS : VIEWER_TABS} />;
+}
+
+function TrackerScreen({ trackerId, tab, sourceId, destinationId, tabs }: { trackerId: string; tab: Tab; sourceId?: string | undefined; destinationId?: string | undefined; tabs: readonly Tab[] }) {
   const tracker = useLoad(() => api.trackers.get(trackerId), trackerId);
   // Another tab may have changed the tracker (a destination added, a token rotated): read it again on each switch.
   const shownTab = useRef(tab);
@@ -50,14 +77,16 @@ export function TrackerPage({ trackerId, tab, sourceId, destinationId }: { track
         {name} {tracker.data && <code class="muted">{tracker.data.id}</code>}
       </h1>
       <nav class="tabs" aria-label="Tracker sections">
-        {TABS.map((t) => (
+        {tabs.map((t) => (
           <a key={t} href={href({ page: 'tracker', trackerId, tab: t })} aria-current={t === tab ? 'page' : undefined}>
             {TAB_LABELS[t]}
           </a>
         ))}
       </nav>
       <Alert message={tracker.error} />
-      {!tracker.data ? (
+      {!tabs.includes(tab) ? (
+        <NoAccess title={`${TAB_LABELS[tab]}: editors only`}>This tab shows the records themselves or the changes made; a viewer of this tracker sees its health, charts, destinations and integration.</NoAccess>
+      ) : !tracker.data ? (
         tracker.loading && <Spinner />
       ) : (
         <section class="tab-panel" aria-label={TAB_LABELS[tab]}>
@@ -70,6 +99,13 @@ export function TrackerPage({ trackerId, tab, sourceId, destinationId }: { track
           {tab === 'live' && <LiveTab trackerId={trackerId} />}
           {tab === 'history' && <HistoryTab trackerId={trackerId} />}
           {tab === 'warehouse' && <WarehouseTab tracker={tracker.data} />}
+          {tab === 'audit' && (
+            <section class="card" aria-labelledby="tracker-audit-heading">
+              <h2 id="tracker-audit-heading">Changes and refusals</h2>
+              <p class="hint">What was done to this tracker, its destinations, sources and rules, and every attempt refused, newest first; secrets masked.</p>
+              <AuditLog load={(q) => accessApi.audit.ofTracker(trackerId, q)} listKey={`audit:${trackerId}`} />
+            </section>
+          )}
         </section>
       )}
     </div>

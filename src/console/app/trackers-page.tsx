@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { roleOn, useIsAdmin, useSession } from './access.js';
 import { api } from './api.js';
 import { Alert, CopyField, Spinner } from './components.js';
 import { useFormErrors } from './form-errors.js';
@@ -10,6 +11,7 @@ import { usePageTitle } from './page-title.js';
 
 export function TrackersPage() {
   usePageTitle('Trackers');
+  const admin = useIsAdmin();
   const trackers = useLoad(api.trackers.list, 'trackers');
   const [created, setCreated] = useState<{ tracker: Tracker; token: string } | null>(null);
 
@@ -22,20 +24,23 @@ export function TrackersPage() {
       <section aria-labelledby="tracker-list-heading" class="card">
         <h2 id="tracker-list-heading">Your trackers</h2>
         <Alert message={trackers.error} />
-        {trackers.loading && !trackers.data ? <Spinner /> : <TrackerTable trackers={trackers.data ?? []} />}
+        {trackers.loading && !trackers.data ? <Spinner /> : <TrackerTable trackers={trackers.data ?? []} admin={admin} />}
       </section>
-      <CreateTracker
-        onCreated={(tracker, token) => {
-          setCreated({ tracker, token });
-          void trackers.reload();
-        }}
-      />
+      {admin && (
+        <CreateTracker
+          onCreated={(tracker, token) => {
+            setCreated({ tracker, token });
+            void trackers.reload();
+          }}
+        />
+      )}
     </div>
   );
 }
 
-function TrackerTable({ trackers }: { trackers: Tracker[] }) {
-  if (trackers.length === 0) return <p class="empty">No tracker yet: create one below.</p>;
+function TrackerTable({ trackers, admin }: { trackers: Tracker[]; admin: boolean }) {
+  const session = useSession();
+  if (trackers.length === 0) return <p class="empty">{admin ? 'No tracker yet: create one below.' : 'No tracker is shared with you yet: an admin gives you a role on one.'}</p>;
   return (
     <div class="table-wrap">
       <table>
@@ -46,6 +51,7 @@ function TrackerTable({ trackers }: { trackers: Tracker[] }) {
             <th scope="col">Time zone</th>
             <th scope="col">Active tokens</th>
             <th scope="col">Destinations</th>
+            {!admin && <th scope="col">Your role</th>}
           </tr>
         </thead>
         <tbody>
@@ -60,6 +66,7 @@ function TrackerTable({ trackers }: { trackers: Tracker[] }) {
               <td>{t.timeZone}</td>
               <td>{t.tokens.filter((k) => !k.revokedAt).length}</td>
               <td>{t.destinations.length === 0 ? 'none' : t.destinations.map((d) => `${d.id}${d.enabled ? '' : ' (disabled)'}`).join(', ')}</td>
+              {!admin && <td>{roleOn(session, t.id) ?? '—'}</td>}
             </tr>
           ))}
         </tbody>

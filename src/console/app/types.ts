@@ -304,7 +304,7 @@ export interface HmacSettings {
   toleranceSeconds: number;
 }
 
-/** A webhook source as the admin API shows it: its URL and secret; the previous secret never. */
+/** A webhook source as the admin API shows it: its URL, and its secret only in the answer that made it (added, rotated), `[redacted]` in every other; the previous secret never. */
 export interface SourceView {
   id: string;
   type: SourceType;

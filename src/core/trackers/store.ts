@@ -1,4 +1,9 @@
 import type { RedisClient } from '../redis/cluster';
+import { checkKeyring, forgetKeyCheck } from '../secrets/key-checks';
+import type { SecretKeys } from '../secrets/key-file';
+import type { Keyring } from '../secrets/keyring';
+import { openSecrets, sealSecrets, secretSlots, StoredSecretError, storedSecrets, type StoredSecret } from '../secrets/tracker-secrets';
+import { noteChange } from '../access/audit-context';
 import { announceTrackerChange } from './changes';
 import { generatePrivacySecret } from './privacy-rules';
 import { tokenDigest } from './tokens';
@@ -33,11 +38,17 @@ export class TrackerConflictError extends Error {
  * Keys: `<prefix>:trackers` (set of ids), `<prefix>:tracker:<id>`, `<prefix>:token:<sha256>`.
  * Every write is a compare-and-set, so the CLI, the console and a config-file sync running at
  * once never lose each other's changes (nor bring back a revoked token).
+ *
+ * Secrets (webhook signing secrets, the personal-data HMAC key, destinations' passwords and keys:
+ * src/core/secrets/tracker-secrets.ts) are sealed with `secrets` on the way in and opened on the
+ * way out: everything above the store sees them plain, in memory only. A store given no keys
+ * writes them plain and cannot read sealed ones (tests, benchmarks).
  */
 export class TrackerStore {
   constructor(
     private readonly redis: RedisClient,
     private readonly prefix: string,
+    private readonly secrets?: SecretKeys,
   ) {}
 
   private trackerKey(id: string): string {
@@ -50,16 +61,80 @@ export class TrackerStore {
     return `${this.prefix}:trackers`;
   }
 
+  /**
+   * A stored tracker as it is in memory, its secrets opened. A value under a key this process has
+   * not loaded sends it to read the key file again first: another process may have just made a new
+   * key current, and a reader must not fail for having looked at the file a moment earlier.
+   */
+  private async parse(id: string, json: string): Promise<Tracker> {
+    const stored = JSON.parse(json) as unknown;
+    // Read-only commands on trackers with nothing sealed never need the key file.
+    if (!storedSecrets(id, stored).some((s) => s.keyId !== null)) return TrackerSchema.parse(stored);
+    try {
+      openSecrets(id, stored, await this.secrets?.keyring(), this.secrets?.source);
+    } catch (err) {
+      if (!(err instanceof StoredSecretError && err.reason === 'unknown-key' && this.secrets)) throw err;
+      const again = JSON.parse(json) as unknown;
+      openSecrets(id, again, await this.secrets.refresh(), this.secrets.source);
+      return TrackerSchema.parse(again);
+    }
+    return TrackerSchema.parse(stored);
+  }
+
+  /** The JSON text to store: the tracker with its secrets sealed under the current key. */
+  private async serialize(tracker: Tracker): Promise<string> {
+    // A tracker without secrets needs no key: a process that never stores one never reads the key file.
+    if (!this.secrets || secretSlots(tracker).length === 0) return JSON.stringify(tracker);
+    const copy = JSON.parse(JSON.stringify(tracker)) as unknown;
+    sealSecrets(tracker.id, copy, await this.checkKeys());
+    return JSON.stringify(copy);
+  }
+
+  private readonly checkedKeyrings = new WeakSet<Keyring>();
+
+  /**
+   * The keys to seal with, once checked to be the relay's (src/core/secrets/key-checks.ts): each
+   * keyring the key file gives is checked once, before its first use.
+   */
+  async checkKeys(): Promise<Keyring> {
+    if (!this.secrets) throw new Error('this tracker store was given no keys');
+    const keyring = await this.secrets.keyring();
+    if (!this.checkedKeyrings.has(keyring)) {
+      await checkKeyring(this.redis, this.prefix, keyring, this.secrets.source);
+      this.checkedKeyrings.add(keyring);
+    }
+    return keyring;
+  }
+
+  /** Forgets a key dropped from the key file, so that an old copy of the file holding only it is refused. */
+  async forgetKey(keyId: string): Promise<void> {
+    await forgetKeyCheck(this.redis, this.prefix, keyId);
+  }
+
   async get(id: string): Promise<Tracker | undefined> {
     const json = await this.redis.get(this.trackerKey(id));
-    return json === null ? undefined : TrackerSchema.parse(JSON.parse(json));
+    return json === null ? undefined : this.parse(id, json);
+  }
+
+  /** The ids of every tracker, sorted. */
+  async ids(): Promise<string[]> {
+    return (await this.redis.smembers(this.indexKey)).sort();
   }
 
   async list(): Promise<Tracker[]> {
-    const ids = (await this.redis.smembers(this.indexKey)).sort();
+    const ids = await this.ids();
     if (ids.length === 0) return [];
     const jsons = await this.redis.mget(ids.map((id) => this.trackerKey(id)));
-    return jsons.flatMap((json) => (json === null ? [] : [TrackerSchema.parse(JSON.parse(json))]));
+    const trackers = await Promise.all(jsons.map((json, i) => (json === null ? undefined : this.parse(ids[i]!, json))));
+    return trackers.filter((t): t is Tracker => t !== undefined);
+  }
+
+  /** Every stored secret and the key it is sealed under (null: still plain), read without opening any. */
+  async secretsInventory(): Promise<StoredSecret[]> {
+    const ids = await this.ids();
+    if (ids.length === 0) return [];
+    const jsons = await this.redis.mget(ids.map((id) => this.trackerKey(id)));
+    return jsons.flatMap((json, i) => (json === null ? [] : storedSecrets(ids[i]!, JSON.parse(json))));
   }
 
   async trackerIdForToken(token: string): Promise<string | undefined> {
@@ -70,14 +145,18 @@ export class TrackerStore {
    * 1 written, 0 the stored JSON was not `expected`, -1 a token belongs to another tracker; and
    * the tracker as written. Whichever door added the first `hash` rule, the secret is made here.
    */
-  private async saveIf(expected: string, tracker: Tracker): Promise<{ result: number; saved: Tracker }> {
+  private async saveIf(expected: string, tracker: Tracker, before?: Tracker): Promise<{ result: number; saved: Tracker }> {
     const valid = TrackerSchema.parse(tracker);
     if (valid.privacySecret === undefined && valid.privacyRules.some((r) => r.action === 'hash')) valid.privacySecret = generatePrivacySecret();
     const active = valid.tokens.filter((t) => !t.revokedAt).map((t) => this.tokenKey(tokenDigest(t.token)));
     const revoked = valid.tokens.filter((t) => t.revokedAt).map((t) => this.tokenKey(tokenDigest(t.token)));
     const keys = [this.trackerKey(valid.id), this.indexKey, ...active, ...revoked];
-    const result = (await this.redis.eval(SAVE_IF, keys.length, ...keys, expected, JSON.stringify(valid), valid.id, active.length)) as number;
-    if (result === 1) await announceTrackerChange(this.redis, this.prefix, valid.id);
+    const result = (await this.redis.eval(SAVE_IF, keys.length, ...keys, expected, await this.serialize(valid), valid.id, active.length)) as number;
+    if (result === 1) {
+      // Into the audit entry of the action in progress, if one is (src/core/access/audit-context.ts).
+      noteChange(`tracker ${valid.id}`, before, valid);
+      await announceTrackerChange(this.redis, this.prefix, valid.id);
+    }
     return { result, saved: valid };
   }
 
@@ -94,8 +173,9 @@ export class TrackerStore {
     for (let attempt = 0; attempt < 20; attempt++) {
       const json = await this.redis.get(this.trackerKey(id));
       if (json === null) return undefined;
-      const next = await change(TrackerSchema.parse(JSON.parse(json)));
-      const { result, saved } = await this.saveIf(json, next);
+      const current = await this.parse(id, json);
+      const before = structuredClone(current);
+      const { result, saved } = await this.saveIf(json, await change(current), before);
       if (result === 1) return saved;
       if (result === -1) throw new TrackerConflictError('A token of this tracker already belongs to another tracker.');
     }
@@ -106,19 +186,42 @@ export class TrackerStore {
   async save(tracker: Tracker): Promise<void> {
     for (let attempt = 0; attempt < 20; attempt++) {
       const json = (await this.redis.get(this.trackerKey(tracker.id))) ?? '';
-      const { result } = await this.saveIf(json, tracker);
+      const before = json === '' ? undefined : await this.parse(tracker.id, json);
+      const { result } = await this.saveIf(json, tracker, before);
       if (result === 1) return;
       if (result === -1) throw new TrackerConflictError(`A token of tracker ${tracker.id} already belongs to another tracker.`);
     }
     throw new TrackerConflictError(`Tracker ${tracker.id} is being changed by someone else; try again.`);
   }
 
+  /**
+   * Writes a tracker again, every secret sealed under the current key, when `stale` says its stored
+   * secrets need it (plain ones at a start; those under an older key for `secrets reencrypt`);
+   * `change` may alter it on the way. Through the compare-and-set: of several processes doing this
+   * at once, one writes and the others then find nothing stale. Returns whether it wrote.
+   */
+  async reseal(id: string, stale: (stored: readonly StoredSecret[], tracker: Tracker) => boolean, change: (tracker: Tracker) => Tracker = (t) => t): Promise<boolean> {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const json = await this.redis.get(this.trackerKey(id));
+      if (json === null) return false;
+      const tracker = await this.parse(id, json);
+      if (!stale(storedSecrets(id, JSON.parse(json)), tracker)) return false;
+      const { result } = await this.saveIf(json, change(structuredClone(tracker)), tracker);
+      if (result === 1) return true;
+      if (result === -1) throw new TrackerConflictError(`A token of tracker ${id} already belongs to another tracker.`);
+    }
+    throw new TrackerConflictError(`Tracker ${id} is being changed by someone else; try again.`);
+  }
+
+  /** Removes a tracker, even one whose secrets this process cannot open: only its tokens are read. */
   async remove(id: string): Promise<boolean> {
-    const tracker = await this.get(id);
-    if (!tracker) return false;
+    const json = await this.redis.get(this.trackerKey(id));
+    if (json === null) return false;
+    const tokens = TrackerSchema.shape.tokens.safeParse((JSON.parse(json) as { tokens?: unknown }).tokens);
     const tx = this.redis.multi().del(this.trackerKey(id)).srem(this.indexKey, id);
-    for (const t of tracker.tokens) tx.del(this.tokenKey(tokenDigest(t.token)));
+    for (const t of tokens.success ? tokens.data : []) tx.del(this.tokenKey(tokenDigest(t.token)));
     await tx.exec();
+    noteChange(`tracker ${id}`, { id }, undefined);
     return true;
   }
 }

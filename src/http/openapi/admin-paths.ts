@@ -23,7 +23,7 @@ interface OpSpec {
 
 const AUTH: Array<Record<string, string[]>> = [{ adminBearer: [] }, { adminCookie: [] }];
 /** Every admin route: the token, the cookie's origin check, and what reading a body may answer. */
-const COMMON: ResponseName[] = ['AdminUnauthorized', 'AdminCrossOrigin', ...SERVER_ERRORS];
+const COMMON: ResponseName[] = ['AdminUnauthorized', 'AdminForbidden', ...SERVER_ERRORS];
 
 function op(operationId: string, spec: OpSpec): Operation {
   const [status, description, schema] = spec.ok;
@@ -56,15 +56,74 @@ const requestQuery: Parameter[] = [
   { name: 'limit', in: 'query', description: 'Entries answered at most.', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } },
 ];
 
+const auditQuery: Parameter[] = [
+  { name: 'limit', in: 'query', description: 'Entries answered at most.', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } },
+  { name: 'before', in: 'query', description: 'Older than this entry id (paging back).', schema: { type: 'string' } },
+  { name: 'since', in: 'query', description: 'Not older than this time.', schema: { type: 'string', format: 'date-time' } },
+  { name: 'tracker', in: 'query', description: 'About this tracker.', schema: { type: 'string' } },
+  { name: 'actor', in: 'query', description: 'By this person or token id, or a label holding this text (an e-mail).', schema: { type: 'string' } },
+  { name: 'outcome', in: 'query', schema: { type: 'string', enum: ['ok', 'refused', 'failed'] } },
+];
+
 const entryIds = object({ ids: { type: 'array', maxItems: 5000, items: str, description: 'Entry ids; omitted: all.' } });
 const sourceInput = object({ type: { type: 'string', enum: ['github', 'stripe', 'shopify', 'slack', 'standard-webhooks', 'hmac'] }, id: str, secret: str, hmac: { type: 'object' }, mapping: { type: 'object' } }, ['type']);
 
 export const ADMIN_PATHS: Record<string, PathItem> = {
   '/admin/api/session': {
-    post: op('login', { summary: 'Exchange the admin token for the console’s session cookie.', body: object({ token: str }, ['token']), ok: ['204', 'Logged in; `Set-Cookie: tributary_admin=…`.'], open: true, errors: ['AdminUnauthorized', 'AdminInvalid', 'AdminBodyTooLarge', 'AdminMediaType'] }),
-    get: op('session', { summary: 'Whether the caller is logged in (bearer or cookie).', ok: ['200', 'Logged in.', object({ ok: { const: true } })] }),
-    delete: op('logout', { summary: 'Clear the session cookie.', ok: ['204', 'Logged out.'], open: true }),
+    post: op('signIn', {
+      summary: 'Sign in to the console: e-mail and password, or the break-glass admin token (with an e-mail and a password on a relay without people: the first admin).',
+      body: object({ email: str, password: str, token: str }),
+      ok: ['204', 'Signed in; `Set-Cookie: tributary_session=<opaque id>`. 201 when the first admin was created.'],
+      open: true,
+      errors: ['AdminUnauthorized', 'AdminInvalid', 'AdminConflict', 'AdminSignInLimited', 'AdminBodyTooLarge', 'AdminMediaType'],
+    }),
+    get: op('session', { summary: 'Who is signed in (bearer or cookie) and what they may do.', ok: ['200', 'The caller.', ref('schemas/Caller')] }),
+    delete: op('signOut', { summary: 'End the console session and clear its cookie.', ok: ['204', 'Signed out.'], open: true }),
   },
+  '/admin/api/session/setup': {
+    get: op('sessionSetup', { summary: 'Whether the relay still needs its first admin.', ok: ['200', 'The answer.', object({ firstAdminNeeded: { type: 'boolean' } }, ['firstAdminNeeded'])], open: true }),
+  },
+  '/admin/api/session/password': {
+    post: op('changePassword', { summary: 'Change one’s own password: every session of the person ends; this browser gets a new one.', body: object({ current: str, password: str }, ['current', 'password']), ok: ['204', 'Changed.'] }),
+  },
+  '/admin/api/welcome/{code}': withPath([{ $ref: '#/components/parameters/inviteCode' }], {
+    get: op('invitation', { summary: 'Whom an invitation is for.', ok: ['200', 'The person.', object({ email: str, name: str })], open: true, errors: ['AdminNotFound'] }),
+    post: op('acceptInvitation', { summary: 'Set one’s password from an invitation, and sign in.', body: object({ password: str }, ['password']), ok: ['204', 'Signed in.'], open: true, errors: ['AdminNotFound', 'AdminInvalid', 'AdminBodyTooLarge', 'AdminMediaType'] }),
+  }),
+  '/admin/api/people': {
+    get: op('listPeople', { summary: 'Everyone with an account (admins).', ok: ['200', 'The people.', list('people', ref('schemas/Person'))] }),
+    post: op('addPerson', { summary: 'Add a person; answers an invitation link to set a password, unless one was given.', body: ref('schemas/PersonInput'), ok: ['201', 'Added.', object({ person: ref('schemas/Person'), invitation: ref('schemas/Invitation') })], errors: ['AdminConflict'] }),
+  },
+  '/admin/api/people/{person}': withPath([{ $ref: '#/components/parameters/personId' }], {
+    patch: op('updatePerson', { summary: 'Change a person’s name, role or tracker grants (grants replaced whole); a narrowing ends their sessions.', body: ref('schemas/PersonInput'), ok: ['200', 'The person.', ref('schemas/Person')], errors: ['AdminNotFound', 'AdminConflict'] }),
+    delete: op('removePerson', { summary: 'Remove a person: sessions end, personal tokens go.', ok: ['200', 'Removed.', object({ removed: ref('schemas/Person') })], errors: ['AdminNotFound', 'AdminConflict'] }),
+  }),
+  '/admin/api/people/{person}/reset-password': withPath([{ $ref: '#/components/parameters/personId' }], {
+    post: op('resetPassword', { summary: 'Clear a person’s password (sessions end) and answer a new invitation.', ok: ['200', 'The invitation.', object({ invitation: ref('schemas/Invitation') })], errors: ['AdminNotFound'] }),
+  }),
+  '/admin/api/tokens': {
+    get: op('listTokens', { summary: 'One’s own tokens (an admin: every token), by prefix, with their last use.', ok: ['200', 'The tokens.', list('tokens', ref('schemas/ApiToken'))] }),
+    post: op('createToken', { summary: 'A personal token: the owner’s rights narrowed by scopes and trackers; the token is in this answer only.', body: ref('schemas/TokenInput'), ok: ['201', 'Made.', object({ token: str, view: ref('schemas/ApiToken') })] }),
+  },
+  '/admin/api/service-tokens': {
+    post: op('createServiceToken', { summary: 'A service token with its own grants (admins); the token is in this answer only.', body: ref('schemas/TokenInput'), ok: ['201', 'Made.', object({ token: str, view: ref('schemas/ApiToken') })] }),
+  },
+  '/admin/api/tokens/{token}': withPath([{ $ref: '#/components/parameters/apiTokenId' }], {
+    delete: op('revokeApiToken', { summary: 'Revoke a token (its owner, the token itself, or an admin).', ok: ['200', 'Revoked.', object({ revoked: ref('schemas/ApiToken') })], errors: ['AdminNotFound'] }),
+  }),
+  '/admin/api/access/break-glass': {
+    get: op('breakGlass', { summary: 'Whether the admin token still opens the relay.', ok: ['200', 'The setting.', object({ enabled: { type: 'boolean' } }, ['enabled'])] }),
+    put: op('setBreakGlass', { summary: 'Switch the admin token off (or on).', body: object({ enabled: { type: 'boolean' } }, ['enabled']), ok: ['200', 'The setting.', object({ enabled: { type: 'boolean' } }, ['enabled'])], errors: ['AdminConflict'] }),
+  },
+  '/admin/api/audit': {
+    get: op('audit', { summary: 'The audit log, newest first.', query: auditQuery, ok: ['200', 'The entries.', list('entries', ref('schemas/AuditEntry'))] }),
+  },
+  '/admin/api/audit/export': {
+    get: op('exportAudit', { summary: 'The audit log as JSON lines, oldest first.', query: [{ name: 'since', in: 'query', description: 'ISO 8601; default: all that is kept.', schema: { type: 'string', format: 'date-time' } }], ok: ['200', 'One entry a line.', ref('schemas/AuditEntry')], content: 'application/x-ndjson' }),
+  },
+  '/admin/api/trackers/{id}/audit': withPath([tracker], {
+    get: op('trackerAudit', { summary: 'The audit entries of one tracker (its editors).', query: auditQuery, ok: ['200', 'The entries.', list('entries', ref('schemas/AuditEntry'))] }),
+  }),
   '/admin/api/trackers': {
     get: op('listTrackers', { summary: 'Every tracker, with its tokens.', ok: ['200', 'The trackers.', list('trackers', ref('schemas/Tracker'))] }),
     post: op('createTracker', {

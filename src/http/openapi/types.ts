@@ -54,7 +54,7 @@ export interface Operation {
   security?: Array<Record<string, string[]>>;
 }
 
-export type Method = 'get' | 'post' | 'patch' | 'delete' | 'head';
+export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'head';
 
 export type PathItem = { parameters?: Array<Parameter | Reference> } & Partial<Record<Method, Operation>>;
 

@@ -141,8 +141,8 @@ describe('postgres settings through the admin API: the password is a secret', ()
 describe('postgres settings from the CLI', () => {
   const prefix = uniquePrefix('cli-pg');
   const redis = new Redis(TEST_REDIS_URL);
-  const store = new TrackerStore(redis, prefix);
   const cli = cliRunner(prefix);
+  const store = new TrackerStore(redis, prefix, cli.keys);
   let db: TestDatabase;
   beforeAll(async () => {
     db = await createTestDatabase('clipw');

@@ -97,7 +97,9 @@ describe('GET /admin/api/trackers/:id/live', () => {
   });
 
   test('the console cookie works too (EventSource sends no headers)', async () => {
-    const conn = await openSse(liveUrl(api.tracker.id), { Cookie: `tributary_admin=${api.adminToken}` });
+    const signedIn = await api.http.post('/admin/api/session').send({ token: api.adminToken }).expect(204);
+    const cookie = (signedIn.headers['set-cookie'] as unknown as string[])[0]!.split(';')[0]!;
+    const conn = await openSse(liveUrl(api.tracker.id), { Cookie: cookie });
     open.push(conn);
     expect(conn.response.status).toBe(200);
     expect((await conn.reader.next()).event).toBe('ready');
@@ -238,7 +240,8 @@ describe('across processes', () => {
   let other: ApiRuntime;
   let otherServer: { server: http.Server; base: string };
   beforeAll(async () => {
-    other = await openApiRuntime(loadConfig({ REDIS_PREFIX: api.prefix, LOG_LEVEL: 'silent' }), TEST_REDIS_URL, createLogger('silent'), { metrics: createMetrics(false) });
+    // The same DATA_DIR, so the same key file: the tracker's secrets open in both processes.
+    other = await openApiRuntime(loadConfig({ REDIS_PREFIX: api.prefix, LOG_LEVEL: 'silent', DATA_DIR: api.dataDir }), TEST_REDIS_URL, createLogger('silent'), { metrics: createMetrics(false) });
     otherServer = await listen(other.app.callback());
   });
   afterAll(async () => {

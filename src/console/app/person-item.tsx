@@ -1,0 +1,106 @@
+import { useState } from 'preact/hooks';
+import { accessApi } from './access-api.js';
+import type { InstanceRole, Invitation, Person } from './access-types.js';
+import { messageOf } from './api.js';
+import { Alert, ConfirmButton, CopyField, Field, Status } from './components.js';
+import { formatTime } from './format.js';
+import { GrantsPicker, grantsText, RoleField, type Grants } from './grants-picker.js';
+import type { Tracker } from './types.js';
+
+/** The link that sets a password, with a copy button: the admin passes it on (it is sent nowhere). */
+export function InvitationNotice({ invitation, email }: { invitation: Invitation; email: string }) {
+  return (
+    <div class="notice success" data-testid="invitation">
+      <p>
+        Send this link to <strong>{email}</strong>: it sets a password, once, until {formatTime(invitation.expiresAt)}. It is shown only here.
+      </p>
+      <CopyField value={invitation.url} label={`Copy the invitation link of ${email}`} />
+    </div>
+  );
+}
+
+
+/** One person: role, grants and password state; change role and grants, reset the password, remove. */
+export function PersonItem({ person, trackers, isMe, onChanged }: { person: Person; trackers: Tracker[]; isMe: boolean; onChanged: () => Promise<void> }) {
+  const [editing, setEditing] = useState(false);
+  const [role, setRole] = useState<InstanceRole>(person.role);
+  const [grants, setGrants] = useState<Grants>(person.trackers);
+  const [invitation, setInvitation] = useState<Invitation | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [status, setStatus] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const headingId = `person-${person.id}`;
+
+  const run = async (action: () => Promise<unknown>, done: string) => {
+    setBusy(true);
+    setError(null);
+    setStatus(null);
+    try {
+      await action();
+      setStatus(done);
+      return true;
+    } catch (err) {
+      setError(messageOf(err));
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const startEditing = () => {
+    setRole(person.role);
+    setGrants(person.trackers);
+    setEditing(true);
+  };
+  const save = async (e: Event) => {
+    e.preventDefault();
+    if (await run(() => accessApi.people.update(person.id, { role, trackers: role === 'admin' ? {} : grants }), `${person.email} saved.`)) {
+      setEditing(false);
+      await onChanged();
+    }
+  };
+  const reset = () => run(async () => setInvitation(await accessApi.people.resetPassword(person.id)), `The password of ${person.email} is cleared: the link below sets a new one.`).then(onChanged);
+  const remove = async () => {
+    if (await run(() => accessApi.people.remove(person.id), `${person.email} removed.`)) await onChanged();
+  };
+
+  return (
+    <li class="person" aria-labelledby={headingId} data-testid={`person-${person.email}`}>
+      <div class="destination-head">
+        <h3 id={headingId}>
+          {person.email} {person.name && <span class="muted">{person.name}</span>} {isMe && <span class="muted">(you)</span>}
+        </h3>
+        <span class={`badge ${person.role === 'admin' ? 'warn' : 'muted'}`}>{person.role}</span>
+        <span class={`badge ${person.hasPassword ? 'ok' : 'muted'}`} data-testid="password-state">
+          {person.hasPassword ? 'password set' : 'invited'}
+        </span>
+      </div>
+      <p class="hint">{person.role === 'admin' ? 'Editor of every tracker.' : `Trackers: ${grantsText(person.trackers, 'none yet')}.`}</p>
+      {invitation && <InvitationNotice invitation={invitation} email={person.email} />}
+      <Status message={status} />
+      <Alert message={error} />
+      {editing ? (
+        <form onSubmit={save} noValidate aria-label={`Role and trackers of ${person.email}`}>
+          <RoleField value={role} onChange={setRole} />
+          {role === 'member' && <GrantsPicker trackers={trackers} value={grants} onChange={setGrants} />}
+          <div class="actions">
+            <button class="button primary" type="submit" disabled={busy}>
+              Save
+            </button>
+            <button class="button ghost" type="button" onClick={() => setEditing(false)}>
+              Cancel
+            </button>
+          </div>
+        </form>
+      ) : (
+        <div class="actions">
+          <button type="button" class="button small" aria-label={`Change the role of ${person.email}`} onClick={startEditing}>
+            Change role
+          </button>
+          <ConfirmButton label="Reset password" ariaLabel={`Reset the password of ${person.email}`} confirmLabel={`Clear the password of ${person.email}`} disabled={busy} onConfirm={reset} />
+          <ConfirmButton label="Remove" ariaLabel={`Remove ${person.email}`} confirmLabel={`Remove ${person.email} for good`} disabled={busy} onConfirm={remove} />
+        </div>
+      )}
+    </li>
+  );
+}
