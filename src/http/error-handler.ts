@@ -58,7 +58,7 @@ export function createErrorHandler(logger: Logger, metrics: Metrics, retryAfterS
       }
       // A refused origin must not read the answer; every other error stays readable by the browser client.
       if (error.status === 403) ctx.remove('Access-Control-Allow-Origin');
-      if (error.status >= 500 && error.code !== 'ERR_INTERNAL') logger.warn({ code: error.code, message: error.message }, 'request refused');
+      if (error.status >= 500 && error.code !== 'ERR_INTERNAL') logger.warn({ code: error.code, message: error.message, ...(error.cause instanceof Error ? { cause: error.cause.message } : {}) }, 'request refused');
     } finally {
       const endpoint = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
       metrics.requests.inc({ endpoint: String(endpoint), method: ctx.method, status: String(ctx.status) });

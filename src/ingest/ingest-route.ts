@@ -1,6 +1,7 @@
 import type { IngestContext } from './ingest-context';
 import { v7 as uuidv7 } from 'uuid';
 import type { Config } from '../core/config';
+import { SecretsError } from '../core/secrets/keyring';
 import { ApiError, type RecordError } from '../core/errors';
 import type { Metrics } from '../core/metrics';
 import { dedupMember } from './dedup';
@@ -41,6 +42,18 @@ export function originAllowed(tracker: Tracker, origin: string | undefined): boo
   return tracker.corsOrigins.includes('*') || tracker.corsOrigins.includes(origin);
 }
 
+/**
+ * 503 when the trackers cannot be read. Redis's words are the client's to see (the connection);
+ * a stored secret that does not open is the operator's business: its key id and key file stay in
+ * the relay's own log (the keyring says which at every reload), not in an answer to a sender.
+ */
+export function trackersUnreadable(err: unknown, retryAfterSeconds: number): ApiError {
+  const detail = err instanceof SecretsError ? 'a stored secret does not open with this process’s key file (the relay’s log says which)' : (err as Error).message;
+  const refusal = new ApiError('ERR_QUEUE_UNAVAILABLE', `Trackers cannot be read: ${detail}`, undefined, { 'Retry-After': String(retryAfterSeconds) });
+  // The error handler logs the cause beside the refusal (src/http/error-handler.ts).
+  return Object.assign(refusal, { cause: err });
+}
+
 /** The tracker a token names: 401 without one or for an unknown one, 503 when trackers cannot be read. */
 export async function resolveTracker(deps: Pick<IngestDeps, 'resolver' | 'config'>, token: string | undefined): Promise<Tracker> {
   if (token === undefined) throw new ApiError('ERR_MISSING_TOKEN');
@@ -48,7 +61,7 @@ export async function resolveTracker(deps: Pick<IngestDeps, 'resolver' | 'config
   try {
     tracker = await deps.resolver.resolve(token);
   } catch (err) {
-    throw new ApiError('ERR_QUEUE_UNAVAILABLE', `Trackers cannot be read: ${(err as Error).message}`, undefined, { 'Retry-After': String(deps.config.retryAfterSeconds) });
+    throw trackersUnreadable(err, deps.config.retryAfterSeconds);
   }
   if (!tracker) throw new ApiError('ERR_INVALID_TOKEN');
   return tracker;

@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { HttpContext } from '../../core/requests/request-state';
 import { v7 as uuidv7 } from 'uuid';
 import { ApiError } from '../../core/errors';
-import type { IngestDeps } from '../ingest-route';
+import { trackersUnreadable, type IngestDeps } from '../ingest-route';
 import { readBodyBytes, parseBodyText } from '../read-body';
 import { dedupMember } from '../dedup';
 import { CLIENT_KEY_PATTERN, wellFormed } from '../../core/records/normalize';
@@ -69,7 +69,7 @@ async function findSource(deps: IngestDeps, trackerId: string, sourceId: string)
   try {
     tracker = await deps.resolver.byId(trackerId);
   } catch (err) {
-    throw new ApiError('ERR_QUEUE_UNAVAILABLE', `Trackers cannot be read: ${(err as Error).message}`, undefined, { 'Retry-After': String(deps.config.retryAfterSeconds) });
+    throw trackersUnreadable(err, deps.config.retryAfterSeconds);
   }
   const source = tracker?.sources.find((s) => s.id === sourceId);
   if (!tracker || !source) throw new ApiError('ERR_WEBHOOK_NOT_FOUND');
