@@ -177,6 +177,18 @@ describe('tokens', () => {
     expect(Date.now() - revokedAt).toBeLessThan(2000);
   });
 
+  test('a demotion made in one process holds in another at the next request, for the person’s tokens and sessions', async () => {
+    const id = await addPerson('demoted-elsewhere@example.com', { trackers: { [api.tracker.id]: 'editor' } });
+    const session = await signIn('demoted-elsewhere@example.com');
+    const token = (await api.http.post('/admin/api/tokens').set(withCookie(session)).send({ name: 'edits', scopes: ['read', 'write'] }).expect(201)).body.token as string;
+    const rename = (headers: Record<string, string>) => fetch(`${base}/admin/api/trackers/${api.tracker.id}`, { method: 'PATCH', headers: { ...headers, 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'Still editing' }) }).then((r) => r.status);
+    expect(await rename({ Authorization: `Bearer ${token}` })).toBe(200);
+    expect(await rename(withCookie(session))).toBe(200);
+    await admin().patch(`/people/${id}`, { trackers: { [api.tracker.id]: 'viewer' } }).expect(200);
+    expect(await rename({ Authorization: `Bearer ${token}` })).toBe(403);
+    expect(await rename(withCookie(session))).toBe(401);
+  });
+
   test('a person removed takes their personal tokens along; a service token stays', async () => {
     const id = await addPerson('leaving@example.com', { trackers: { [api.tracker.id]: 'editor' } });
     const session = await signIn('leaving@example.com');
