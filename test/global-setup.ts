@@ -18,10 +18,10 @@ export default async function globalSetup(): Promise<void> {
   // ~1 100 files one by one was half of what a relay's start cost. Named by a build id, for its
   // code cache (bin/run-bundle.js); the previous build's cache goes with the old bundle.
   rmSync(path.join(outdir, 'relay.cache'), { force: true });
-  const relay = path.join(outdir, 'relay.js');
+  // The relay and the entry of its delivery thread (src/boot/delivery-thread.ts looks for it beside the relay).
   await build({
-    entryPoints: [path.join(ROOT, 'src', 'boot', 'server.ts')],
-    outfile: relay,
+    entryPoints: { relay: path.join(ROOT, 'src', 'boot', 'server.ts'), 'delivery-thread-main': path.join(ROOT, 'src', 'boot', 'delivery-thread-main.ts') },
+    outdir,
     bundle: true,
     platform: 'node',
     format: 'cjs',

@@ -12,6 +12,7 @@ import { openApiRuntime, type ApiRuntime } from './api-runtime';
 import { exitOnStopSignal } from './stop-signal';
 import { keyFileOf } from '../core/secrets/key-file';
 import { prepareSecrets, watchSecretsKeys } from './secrets-keys';
+import { startDeliveryThread, type DeliveryThread } from './delivery-thread';
 
 /** `all` (npm start): API and workers in one process. `api` and `worker` run one half each, for scale-out. */
 type Role = 'all' | 'api' | 'worker';
@@ -45,7 +46,15 @@ async function runOneProcess(role: Role, config: Readonly<Config>, logger: Logge
     server = await listenApi(api.app, config);
     logger.info({ url: config.publicUrl }, 'tributary API listening');
   }
-  if (role !== 'api') {
+  let thread: DeliveryThread | undefined;
+  if (role === 'all' && config.delivery.inThread) {
+    thread = await startDeliveryThread(redis.target, role, logger, (err) => {
+      // Without its delivery the process would accept records it never delivers: exit, for the supervisor to start it again.
+      logger.fatal({ err: err.message }, 'the delivery thread stopped; exiting');
+      process.exit(1);
+    });
+    logger.info({ connectors: thread.connectors }, 'tributary workers delivering (delivery thread)');
+  } else if (role !== 'api') {
     // In one process with the API: one sampler, one set of memory warnings.
     worker = await startWorkerRuntime(config, redis.target, registry, logger, { keys }, api?.memory);
     logger.info({ connectors: registry.types() }, 'tributary workers delivering');
@@ -56,6 +65,7 @@ async function runOneProcess(role: Role, config: Readonly<Config>, logger: Logge
     stopWatchingKeys();
     await server?.close();
     await api?.close();
+    await thread?.close();
     await worker?.close();
     await redis.stop();
   });

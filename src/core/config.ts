@@ -58,6 +58,7 @@ const EnvSchema = z.object({
   SEGMENT_CLOCK_SKEW_SECONDS: int(60, 0),
   RETRY_AFTER_SECONDS: int(5, 1),
   SHUTDOWN_TIMEOUT_MS: int(10_000, 0),
+  DELIVERY_THREAD: bool(true),
   DELIVERY_LEASE_MS: int(15_000, 100),
   DELIVERY_DISCOVER_INTERVAL_MS: int(2000, 10),
   DELIVERY_BACKOFF_BASE_MS: int(500, 1),
@@ -200,6 +201,12 @@ export interface Config {
    */
   trafficFlushMs: number;
   delivery: {
+    /**
+     * `npm start` (one process, role `all`): run routing, delivery and history in a worker thread
+     * with its own event loop and heap, so their work never delays a live request (src/boot/delivery-thread.ts).
+     * Default true; false runs them on the API's event loop, as before.
+     */
+    inThread: boolean;
     /** Lease of a destination: another worker takes over this long after its holder dies. Default 15 s. */
     leaseMs: number;
     /** How often workers re-read trackers to start, stop or restart destinations. Default 2 s. */
@@ -357,6 +364,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     }),
     trafficFlushMs: e.TRAFFIC_FLUSH_MS,
     delivery: Object.freeze({
+      inThread: e.DELIVERY_THREAD,
       leaseMs: e.DELIVERY_LEASE_MS,
       discoverIntervalMs: e.DELIVERY_DISCOVER_INTERVAL_MS,
       backoffBaseMs: e.DELIVERY_BACKOFF_BASE_MS,
