@@ -4,7 +4,7 @@ import { TOKEN_SCOPES, type TokenScope } from './access-types.js';
 import { Alert, Field } from './components.js';
 import { useFormErrors } from './form-errors.js';
 import { GrantsPicker, type Grants } from './grants-picker.js';
-import { NewToken, ScopesPicker } from './token-fields.js';
+import { NameAndExpiry, NewToken, ScopesPicker } from './token-fields.js';
 import type { Tracker } from './types.js';
 
 /** A service token (admins): its own grants, kept when the people who made it leave. */
@@ -49,14 +49,7 @@ export function ServiceTokenForm({ trackers, onMade }: { trackers: Tracker[]; on
       <p class="hint">For a system rather than a person: it keeps its rights when people leave. Revoke it here when the system goes.</p>
       {made && <NewToken token={made.token} name={made.name} />}
       <form ref={form} onSubmit={submit} noValidate aria-label="Make a service token">
-        <div class="field-row">
-          <Field label="Name" required error={errors.fields.name}>
-            {(p) => <input {...p} type="text" autoComplete="off" value={name} onInput={(e) => setName(e.currentTarget.value)} />}
-          </Field>
-          <Field label="Expires in (days)" hint="1 to 366." error={errors.fields.expiresInDays}>
-            {(p) => <input {...p} type="number" min={1} max={366} value={days} onInput={(e) => setDays(e.currentTarget.value)} />}
-          </Field>
-        </div>
+        <NameAndExpiry name={name} onName={setName} days={days} onDays={setDays} errors={errors} />
         <Field inline label="Admin: every tracker, and the admin scope if given">
           {(p) => <input {...p} type="checkbox" checked={admin} onChange={(e) => setAdmin(e.currentTarget.checked)} />}
         </Field>

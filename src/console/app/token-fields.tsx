@@ -1,7 +1,8 @@
 import { useId } from 'preact/hooks';
 import { accessApi } from './access-api.js';
 import type { ApiTokenView, TokenScope } from './access-types.js';
-import { ConfirmButton, CopyField } from './components.js';
+import { ConfirmButton, CopyField, Field } from './components.js';
+import type { FormErrors } from './form-errors.js';
 import { formatTime } from './format.js';
 import { grantsText } from './grants-picker.js';
 
@@ -99,6 +100,20 @@ export function TokenTable({ tokens, showOwner, label, onRevoked }: { tokens: Ap
           ))}
         </tbody>
       </table>
+    </div>
+  );
+}
+
+/** A token's name and lifetime: the first fields of both token forms. */
+export function NameAndExpiry({ name, onName, days, onDays, errors }: { name: string; onName: (v: string) => void; days: string; onDays: (v: string) => void; errors: FormErrors }) {
+  return (
+    <div class="field-row">
+      <Field label="Name" required error={errors.fields.name}>
+        {(p) => <input {...p} type="text" autoComplete="off" value={name} onInput={(e) => onName(e.currentTarget.value)} />}
+      </Field>
+      <Field label="Expires in (days)" hint="1 to 366." error={errors.fields.expiresInDays}>
+        {(p) => <input {...p} type="number" min={1} max={366} value={days} onInput={(e) => onDays(e.currentTarget.value)} />}
+      </Field>
     </div>
   );
 }

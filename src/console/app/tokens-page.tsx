@@ -8,7 +8,7 @@ import { useFormErrors } from './form-errors.js';
 import { useLoad } from './hooks.js';
 import { usePageTitle } from './page-title.js';
 import { ServiceTokenForm } from './service-token-form.js';
-import { NewToken, ScopesPicker, TokenTable } from './token-fields.js';
+import { NameAndExpiry, NewToken, ScopesPicker, TokenTable } from './token-fields.js';
 import type { Tracker } from './types.js';
 
 /** A token never exceeds its owner: write and payloads need an editor's role somewhere, admin the admin role. */
@@ -101,14 +101,7 @@ function MakeToken({ session, trackers, onMade }: { session: SessionInfo; tracke
       <h2 id="make-token-heading">Make a token</h2>
       {made && <NewToken token={made.token} name={made.name} />}
       <form ref={form} onSubmit={submit} noValidate aria-label="Make a personal token">
-        <div class="field-row">
-          <Field label="Name" required error={errors.fields.name}>
-            {(p) => <input {...p} type="text" autoComplete="off" value={name} onInput={(e) => setName(e.currentTarget.value)} />}
-          </Field>
-          <Field label="Expires in (days)" hint="1 to 366." error={errors.fields.expiresInDays}>
-            {(p) => <input {...p} type="number" min={1} max={366} value={days} onInput={(e) => setDays(e.currentTarget.value)} />}
-          </Field>
-        </div>
+        <NameAndExpiry name={name} onName={setName} days={days} onDays={setDays} errors={errors} />
         <ScopesPicker allowed={allowed} value={scopes} onChange={setScopes} error={errors.fields.scopes} />
         {reachable.length > 0 && (
           <fieldset class="checks">
