@@ -1,9 +1,9 @@
 import type { Redis } from 'ioredis';
-import { INGEST_QUEUE, type IngestJobData } from '../jobs/routing/ingest-job';
+import { INGEST_QUEUE, queuedRecordCount, type QueuedJobData } from '../jobs/routing/ingest-job';
 
 export interface QueueCount {
   jobs: number;
-  /** Records per tracker id, summed over every job's `data.records`. */
+  /** Records per tracker id, summed over every job's count. */
   records: Map<string, number>;
   /** Jobs per tracker id. */
   jobsByTracker: Map<string, number>;
@@ -34,8 +34,8 @@ export async function countQueuedRecords(redis: Redis, prefix: string): Promise<
     for (const [err, json] of replies) {
       if (err) throw err;
       if (typeof json !== 'string') throw new Error('a job listed in the queue has no data');
-      const data = JSON.parse(json) as IngestJobData;
-      records.set(data.trackerId, (records.get(data.trackerId) ?? 0) + data.records.length);
+      const data = JSON.parse(json) as QueuedJobData;
+      records.set(data.trackerId, (records.get(data.trackerId) ?? 0) + queuedRecordCount(data));
       jobsByTracker.set(data.trackerId, (jobsByTracker.get(data.trackerId) ?? 0) + 1);
     }
   }

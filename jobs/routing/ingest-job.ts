@@ -1,4 +1,4 @@
-import { bigIntsAsStrings, holdsBigInt, parseExactJson, stringifyExactJson } from '../../src/core/records/exact-json';
+import { holdsBigInt, parseExactJson, stringifyExactJson } from '../../src/core/records/exact-json';
 import type { TrackedRecord } from '../../src/core/records/types';
 
 /** The queue every accepted record is written to before the client gets its 2xx. */
@@ -6,31 +6,70 @@ export const INGEST_QUEUE = 'ingest';
 export const INGEST_JOB_NAME = 'records';
 
 /**
- * One job per tracker per Redis write: the records of every request coalesced into that write.
- * Holds no secrets — the token never leaves the HTTP edge.
+ * The version of the ingest job format this relay writes. It reads every version up to this one,
+ * so that records queued by an earlier relay are delivered after an upgrade; a job of a later
+ * version (a relay rolled back while newer jobs wait) is refused with an error naming both, and
+ * stays queued until a relay that reads it takes it.
+ */
+export const INGEST_JOB_FORMAT = 2;
+
+/**
+ * One job per tracker partition per Redis write: the records of every request coalesced into that
+ * write. Holds no secrets — the token never leaves the HTTP edge.
+ *
+ * Version 2: the job's data (BullMQ's JSON) says what the records share, and the records travel
+ * beside it, under `queuedRecordsKey(job key)`, as their JSON texts one to a line, written by the
+ * same script as the job (src/ingest/job-add.ts). The router puts those lines into the destination
+ * streams as they are: no stage between the edge and delivery parses a record and writes it again
+ * (BullMQ would have read a whole job's records with JSON.parse before handing it over, and the
+ * router written each one again). The records key is deleted by the script that routes the job.
  */
 export interface IngestJobData {
+  v: 2;
   trackerId: string;
-  /** The tracker partition the records belong to (src/core/redis/keyspace.ts); 0 when absent. */
+  /** The tracker partition the records belong to (src/core/redis/keyspace.ts); absent for 0. */
   partition?: number;
+  /** How many records the job holds (its records key has as many lines; none when 0). */
+  n: number;
   /**
-   * The records as JSON can carry them. A record holding an integer beyond 2^53 (a `bigint`) is
-   * here with that integer as its decimal string, and its exact text is in `exact`.
+   * 1 when some record may hold an integer beyond 2^53: its line has the integer with all its
+   * digits, which only parseExactJson reads without rounding (src/core/records/exact-json.ts).
    */
-  records: TrackedRecord[];
-  /**
-   * Record index → the record as JSON text with each such integer written as a bare JSON number
-   * with all its digits, which the router puts in the destination streams as it is. BullMQ keeps
-   * job data as JSON.stringify makes it and reads it back with JSON.parse, which would round the
-   * number: as text inside a string it passes untouched. A reader that ignores this field
-   * finds the digits as strings in `records`, never a rounded number.
-   */
-  exact?: Record<string, string>;
+  x?: 1;
   /**
    * Set when records carry client keys: names the list (see src/ingest/dedup.ts) of the records
    * that were duplicates, which the router skips. No list means none was.
    */
   dedup?: string;
+}
+
+/**
+ * Version 1, written before version 2 and still read: the records inside the job's data, as JSON
+ * can carry them. A record holding an integer beyond 2^53 had that integer as its decimal string
+ * in `records`, and its exact text in `exact` (record index → text).
+ */
+export interface IngestJobDataV1 {
+  v?: undefined;
+  trackerId: string;
+  partition?: number;
+  records: TrackedRecord[];
+  exact?: Record<string, string>;
+  dedup?: string;
+}
+
+/** A job's data as found in the queue, whichever relay wrote it. */
+export type QueuedJobData = IngestJobData | IngestJobDataV1;
+
+/** A job as the edge writes it: its data and its records' lines. */
+export interface NewIngestJob {
+  data: IngestJobData;
+  /** The records' JSON texts joined by newlines (JSON.stringify never writes a raw newline); '' for none. */
+  lines: string;
+}
+
+/** Where a version 2 job's records are: beside the job's hash (same hash tag, so same cluster slot). */
+export function queuedRecordsKey(jobKey: string): string {
+  return `${jobKey}:records`;
 }
 
 /** The indices of the records of one ingest job that were duplicates (comma-separated), for the router to skip. */
@@ -39,43 +78,67 @@ export function duplicatesKey(prefix: string, token: string): string {
 }
 
 /**
- * A job's data. `bigInts` says that some record may hold a bigint (normalizeRecord reports it):
- * only then are the records walked, so the common job costs nothing more.
+ * The job that queues `records`. `bigInts` says that some record may hold a bigint
+ * (normalizeRecord reports it): only then is each record checked, so the common job costs nothing
+ * more.
  */
-export function ingestJobData(trackerId: string, records: TrackedRecord[], bigInts: boolean, dedup?: string, partition = 0): IngestJobData {
-  const data: IngestJobData = partition === 0 ? { trackerId, records } : { trackerId, partition, records };
-  if (bigInts) {
-    let exact: Record<string, string> | undefined;
-    const plain = records.map((record, i) => {
-      if (!holdsBigInt(record.properties)) return record;
-      (exact ??= {})[String(i)] = stringifyExactJson(record);
-      return { ...record, properties: bigIntsAsStrings(record.properties) as TrackedRecord['properties'] };
-    });
-    if (exact) {
-      data.records = plain;
-      data.exact = exact;
+export function newIngestJob(trackerId: string, records: readonly TrackedRecord[], bigInts: boolean, dedup?: string, partition = 0): NewIngestJob {
+  const data: IngestJobData = { v: INGEST_JOB_FORMAT, trackerId, n: records.length };
+  if (partition !== 0) data.partition = partition;
+  let exact = false;
+  const texts = records.map((record) => {
+    if (bigInts && holdsBigInt(record.properties)) {
+      exact = true;
+      return stringifyExactJson(record);
     }
-  }
+    return JSON.stringify(record);
+  });
+  if (exact) data.x = 1;
   if (dedup !== undefined) data.dedup = dedup;
-  return data;
+  return { data, lines: texts.join('\n') };
 }
 
-/** Each record of a job as the JSON text of a stream entry, but those at the indices in `skip`. */
-export function recordTexts(data: IngestJobData, skip?: ReadonlySet<number>): string[] {
-  const texts: string[] = [];
-  data.records.forEach((record, i) => {
-    if (!skip?.has(i)) texts.push(data.exact?.[String(i)] ?? JSON.stringify(record));
-  });
+/** A job's data of a version this relay cannot read. */
+export class UnreadableJobError extends Error {
+  override name = 'UnreadableJobError';
+}
+
+/** How many records a queued job holds, duplicates included. */
+export function queuedRecordCount(data: QueuedJobData): number {
+  return data.v === undefined ? data.records.length : data.n;
+}
+
+/**
+ * The records of a queued job as the texts of stream entries, in order, duplicates included;
+ * `lines`: the job's records key (null when absent). Throws UnreadableJobError for a format this
+ * relay does not know, and when a version 2 job's records are missing (callers first make sure
+ * the job was not routed already: routing deletes them).
+ */
+export function queuedTexts(jobId: string, data: QueuedJobData, lines: string | null): string[] {
+  if (data.v === undefined) return data.records.map((record, i) => data.exact?.[String(i)] ?? JSON.stringify(record));
+  // Data from Redis: a later relay may have written a version this type does not know.
+  const version: unknown = data.v;
+  if (version !== INGEST_JOB_FORMAT) {
+    throw new UnreadableJobError(`ingest job ${jobId} is in format ${String(version)}, written by a later Tributary; this one reads formats 1 to ${INGEST_JOB_FORMAT}. It stays queued: run the later version to deliver it.`);
+  }
+  if (data.n === 0) return [];
+  if (lines === null) throw new UnreadableJobError(`ingest job ${jobId}'s records are missing from Redis although the job was not routed`);
+  const texts = lines.split('\n');
+  if (texts.length !== data.n) throw new UnreadableJobError(`ingest job ${jobId} says it holds ${data.n} records and its records key holds ${texts.length}`);
   return texts;
 }
 
-/** The same records as recordTexts, as values: an integer beyond 2^53 as a bigint, read from the record's exact text. */
-export function recordValues(data: IngestJobData, skip?: ReadonlySet<number>): TrackedRecord[] {
-  const values: TrackedRecord[] = [];
-  data.records.forEach((record, i) => {
-    if (skip?.has(i)) return;
-    const exact = data.exact?.[String(i)];
-    values.push(exact === undefined ? record : (parseExactJson(exact) as TrackedRecord));
-  });
-  return values;
+/** Whether a queued job's texts may hold integers beyond 2^53 (read them with parseExactJson). */
+export function queuedExact(data: QueuedJobData): boolean {
+  return data.v === undefined ? data.exact !== undefined : data.x === 1;
+}
+
+/** `texts` without the records at the indices in `skip`. */
+export function withoutSkipped(texts: readonly string[], skip?: ReadonlySet<number>): string[] {
+  return skip && skip.size > 0 ? texts.filter((_, i) => !skip.has(i)) : (texts as string[]);
+}
+
+/** Records as values from their texts: an integer beyond 2^53 as a bigint when `exact`. */
+export function recordValuesOf(texts: readonly string[], exact: boolean): TrackedRecord[] {
+  return texts.map((text) => (exact ? parseExactJson(text) : JSON.parse(text)) as TrackedRecord);
 }

@@ -17,7 +17,7 @@ import { entryFields } from './stream-entries';
 
 /**
  * KEYS: cursor, the tracker's backlog, the index of backlogs, its recent records, its archive
- * stream. ARGV: job id, the partition's backlog member, whether it keeps an archive ('1' or '0'),
+ * stream, the job's records key (deleted: the records are in the backlog now). ARGV: job id, the partition's backlog member, whether it keeps an archive ('1' or '0'),
  * the records' blocks (one: the records as accepted, for keepRecent and keepArchive), then the
  * records.
  */
@@ -29,6 +29,7 @@ for j = records, #ARGV do redis.call('XADD', KEYS[2], '*', 'r', ARGV[j]) end
 if #ARGV >= records then redis.call('SADD', KEYS[3], ARGV[2]) end
 keepRecent(KEYS[4], blocks)
 if ARGV[3] == '1' then keepArchive(KEYS[5], blocks) end
+redis.call('DEL', KEYS[6])
 redis.call('SET', KEYS[1], ARGV[1])
 return 1`;
 
@@ -56,8 +57,8 @@ return 1`;
 
 /**
  * Routes one job to its destinations once the backlog is empty. KEYS: cursor, the backlog, its
- * recent records, its archive stream, then per destination its stream, record count, status and
- * pictures' bucket. ARGV: job id, whether it keeps an archive ('1' or '0'), then the blocks and
+ * recent records, its archive stream, the job's records key (deleted with the routing), then per
+ * destination its stream, record count, status and pictures' bucket. ARGV: job id, whether it keeps an archive ('1' or '0'), then the blocks and
  * shares. 0: routed already; 2: the backlog must move first; 1: routed.
  */
 const ROUTE_ONE = `${ENSURE_COUNT}${TO_DESTINATIONS}
@@ -67,7 +68,8 @@ if redis.call('XLEN', KEYS[2]) > 0 then return 2 end
 local blocks, shares = readBlocks(3)
 keepRecent(KEYS[3], blocks)
 if ARGV[2] == '1' then keepArchive(KEYS[4], blocks) end
-for j = 0, (#KEYS - 4) / ${DESTINATION_KEYS} - 1 do toDestination(5 + ${DESTINATION_KEYS} * j, blocks, shares + ${SHARE_ARGS} * j) end
+for j = 0, (#KEYS - 5) / ${DESTINATION_KEYS} - 1 do toDestination(6 + ${DESTINATION_KEYS} * j, blocks, shares + ${SHARE_ARGS} * j) end
+redis.call('DEL', KEYS[5])
 redis.call('SET', KEYS[1], ARGV[1])
 return 1`;
 
@@ -79,6 +81,8 @@ export interface AloneJob {
   /** The tracker keeps an archive (jobs/history/archiver.ts). */
   archive: boolean;
   records: StepRecords;
+  /** Where the job's records were queued (jobs/routing/ingest-job.ts `queuedRecordsKey`): deleted once routed. */
+  recordsKey: string;
 }
 
 export interface AloneOptions {
@@ -100,7 +104,7 @@ export async function routeAlone(opts: AloneOptions, job: AloneJob): Promise<boo
   const archiving = job.archive ? '1' : '0';
   if (job.destinations.length === 0) {
     const accepted = blockArgs({ blocks: [job.records.texts as string[]], shares: [] }, (texts) => entryFields(texts));
-    const answer = await commands.eval(TO_BACKLOG, 5, cursorKey, backlog, backlogIndexKey(prefix), recent, archive, job.id, member, archiving, ...accepted, ...job.records.texts);
+    const answer = await commands.eval(TO_BACKLOG, 6, cursorKey, backlog, backlogIndexKey(prefix), recent, archive, job.recordsKey, job.id, member, archiving, ...accepted, ...job.records.texts);
     return answer === 1;
   }
   const at = Date.now();
@@ -108,7 +112,7 @@ export async function routeAlone(opts: AloneOptions, job: AloneJob): Promise<boo
   const routed = routedBlocks(job.records, job.destinations, opts.rules);
   const args = [...blockArgs(routed, (texts) => entryFields(texts)), ...shareArgs(routed, at)];
   for (;;) {
-    const answer = await commands.eval(ROUTE_ONE, 4 + keys.length, cursorKey, backlog, recent, archive, ...keys, job.id, archiving, ...args);
+    const answer = await commands.eval(ROUTE_ONE, 5 + keys.length, cursorKey, backlog, recent, archive, job.recordsKey, ...keys, job.id, archiving, ...args);
     if (answer !== 2) return answer === 1;
     if (!(await moveBacklogChunk(opts, job, backlog, member, keys, at))) return false;
   }

@@ -2,7 +2,7 @@ import type { RedisClient } from '../../src/core/redis/cluster';
 import type { Destination } from '../../src/core/trackers/types';
 import type { RulesCache } from '../../src/core/rules/compile';
 import { blockArgs, DESTINATION_KEYS, destinationKeys, routedBlocks, SHARE_ARGS, shareArgs, TO_DESTINATIONS } from './destination-blocks';
-import { duplicatesKey, recordTexts, recordValues, type IngestJobData } from './ingest-job';
+import { duplicatesKey, queuedExact, queuedRecordCount, queuedRecordsKey, queuedTexts, recordValuesOf, withoutSkipped, INGEST_JOB_FORMAT, type QueuedJobData } from './ingest-job';
 import { archiveKeys, deliveryKeys, ENSURE_COUNT, recentRecordsKey, trackerBacklogKey } from '../delivery/keys';
 import { entryFields } from './stream-entries';
 
@@ -32,13 +32,15 @@ export const MAX_RUN_BYTES = 1 << 20;
 /** One job of a run: its id in the shard's queue, where its records go, and those records. */
 export interface RunJob {
   id: number;
-  data: IngestJobData;
+  data: QueuedJobData;
   /** The tracker's destinations, as the router's tracker cache has them. */
   destinations: readonly Destination[];
   /** The tracker keeps an archive: its records also go to its archive stream (jobs/history/archiver.ts). */
   archive: boolean;
-  /** Its records as stream texts, the duplicates left out (jobs/routing/ingest-job.ts `recordTexts`). */
+  /** Its records as stream texts, the duplicates left out (jobs/routing/ingest-job.ts `queuedTexts`). */
   records: string[];
+  /** Its texts may hold integers beyond 2^53 (jobs/routing/ingest-job.ts `queuedExact`). */
+  exact: boolean;
   /** The indices of its duplicates, left out of `records`. */
   skip?: ReadonlySet<number> | undefined;
 }
@@ -53,26 +55,33 @@ export type RunOutcome =
   | { kind: 'backlog'; index: number };
 
 /**
- * The data of the jobs waiting right behind job `ARGV[2]` in the queue's wait list (KEYS[1]),
- * oldest first. BullMQ LPUSHes a new job and a worker RPOPLPUSHes the oldest (a stalled job is
- * RPUSHed back to that end), whatever the global concurrency, so the oldest waiting jobs are at
- * the list's right end. Only the run of ids ARGV[2]+1, +2, … is taken, up to the first gap: a job
- * outside the wait list (removed, delayed, or still active with a worker that lost its lock)
- * must not be passed over, since the cursor would then declare it routed. ARGV: the queue's job key prefix,
- * the job in hand's id, the most jobs to read, the most bytes of job data (checked with HSTRLEN
- * before each read, so a large job is left to BullMQ rather than read twice).
+ * The records of the job in hand (ARGV[2]), then the data and records of the jobs waiting right
+ * behind it in the queue's wait list (KEYS[1]), oldest first: `{records in hand, data, records,
+ * data, records, …}`, records nil for a job without a records key (format 1, or none queued).
+ * BullMQ LPUSHes a new job and a worker RPOPLPUSHes the oldest (a stalled job is RPUSHed back to
+ * that end), whatever the global concurrency, so the oldest waiting jobs are at the list's right
+ * end. Only the run of ids ARGV[2]+1, +2, … is taken, up to the first gap: a job outside the wait
+ * list (removed, delayed, or still active with a worker that lost its lock) must not be passed
+ * over, since the cursor would then declare it routed. ARGV: the queue's job key prefix, the job in
+ * hand's id, the most jobs to read behind it (0: none), the most bytes of data and records (checked
+ * with HSTRLEN and STRLEN before each read, so a large job is left to BullMQ rather than read
+ * twice), what follows a job's key in its records key.
  */
-const WAITING_BEHIND = `
+const READ_RUN = `
+local inHand = redis.call('GET', ARGV[1] .. ARGV[2] .. ARGV[5])
+local out = {inHand or false}
+if tonumber(ARGV[3]) == 0 then return out end
 local ids = redis.call('LRANGE', KEYS[1], -tonumber(ARGV[3]), -1)
-local out, bytes, expected, budget = {}, 0, tonumber(ARGV[2]) + 1, tonumber(ARGV[4])
+local bytes, expected, budget = inHand and #inHand or 0, tonumber(ARGV[2]) + 1, tonumber(ARGV[4])
 for i = #ids, 1, -1 do
   if tonumber(ids[i]) ~= expected then break end
   local key = ARGV[1] .. ids[i]
-  bytes = bytes + redis.call('HSTRLEN', key, 'data')
+  bytes = bytes + redis.call('HSTRLEN', key, 'data') + redis.call('STRLEN', key .. ARGV[5])
   if bytes > budget then break end
   local data = redis.call('HGET', key, 'data')
   if not data then break end
   out[#out + 1] = data
+  out[#out + 1] = redis.call('GET', key .. ARGV[5]) or false
   expected = expected + 1
 end
 return out`;
@@ -80,7 +89,7 @@ return out`;
 /**
  * Routes a run of jobs, all or nothing. KEYS: the shard's router cursor, then per group (tracker
  * partition) its backlog, its recent records, its archive stream, and each destination's stream,
- * record count, status and pictures' bucket, then the duplicates lists of the run's jobs. ARGV: the
+ * record count, status and pictures' bucket, then the duplicates lists and records keys of the run's jobs. ARGV: the
  * run's first and last job ids, the number of groups, then per group: its destination count, the
  * index in the run of its first job, whether it keeps an archive ('1' or '0'), its blocks and
  * each destination's share of them (jobs/routing/destination-blocks.ts: destinations whose rules differ
@@ -90,8 +99,8 @@ return out`;
  * write nothing; since a shard's jobs are routed in id order and the run's ids are contiguous, no
  * later job of the run can have been routed on its own. A group whose backlog is not empty is
  * left to the one-job path, which moves the backlog first: the answer 3 names the earliest job of
- * such a group, and nothing is written. The duplicates lists are deleted with the routing, so that
- * neither a crash nor a job skipped by the cursor leaves one behind. The first write is a SET,
+ * such a group, and nothing is written. The duplicates lists and the jobs' records are deleted with
+ * the routing, so that neither a crash nor a job skipped by the cursor leaves one behind. The first write is a SET,
  * XADD or HINCRBY, so that at Redis's memory limit the whole script is refused (src/core/redis/out-of-memory.ts).
  */
 const ROUTE_RUN = `${ENSURE_COUNT}${TO_DESTINATIONS}
@@ -135,44 +144,57 @@ export interface RunSource {
   routingOf: (trackerId: string) => Promise<Routing>;
 }
 
+/** What READ_RUN found: the records of the job in hand, and the jobs waiting right behind it. */
+export interface RunRead {
+  /** The job in hand's records key; null when it has none (format 1, no records, or routed already). */
+  inHand: string | null;
+  behind: Array<{ data: QueuedJobData; lines: string | null }>;
+}
+
 /**
- * The run that starts at `first`: `first`, then the jobs waiting right behind it as long as their
- * ids follow on, their tracker has a destination, and the run stays within MAX_RUN_RECORDS (a
- * job that would pass it waits for the next run). Two Redis round trips at most: the jobs' data,
- * then their duplicates lists when some job has one.
+ * The records of job `id`, and the jobs waiting right behind it (contiguous ids only, at most
+ * `maxJobs` of them and `maxBytes` with the job in hand's records). One Redis round trip.
  */
-export async function planRun(source: RunSource, first: RunJob): Promise<RunJob[]> {
+export async function readRun(source: RunSource, id: number, maxJobs: number, maxBytes: number): Promise<RunRead> {
+  const found = (await source.commands.eval(READ_RUN, 1, source.waitKey, source.jobPrefix, String(id), String(maxJobs), String(maxBytes), queuedRecordsKey(''))) as Array<string | null>;
+  const behind: RunRead['behind'] = [];
+  for (let i = 1; i + 1 < found.length; i += 2) behind.push({ data: JSON.parse(found[i]!) as QueuedJobData, lines: found[i + 1] ?? null });
+  return { inHand: found[0] ?? null, behind };
+}
+
+/**
+ * The run that starts at `first`: `first`, then the jobs waiting right behind it (`behind`, from
+ * readRun) as long as their tracker has a destination, their format is one this relay reads, their
+ * records are there, and the run stays within MAX_RUN_RECORDS (a job that would pass it waits for
+ * the next run). One Redis round trip at most: the duplicates lists, when some job has one.
+ */
+export async function planRun(source: RunSource, first: RunJob, behind: RunRead['behind']): Promise<RunJob[]> {
   const run = [first];
-  let records = first.data.records.length;
-  const bytes = first.records.reduce((sum, text) => sum + text.length, 0);
-  if (records >= MAX_RUN_RECORDS || bytes >= MAX_RUN_BYTES) return run;
-  const waiting = await waitingBehind(source, first.id, MAX_RUN_JOBS - 1, MAX_RUN_BYTES - bytes);
+  let records = queuedRecordCount(first.data);
   // One destination list per tracker for the whole run, so that a group's jobs go to the same streams.
   const routings = new Map<string, Routing>([[first.data.trackerId, { destinations: first.destinations, archive: first.archive }]]);
-  const taken: Array<{ data: IngestJobData; routing: Routing }> = [];
-  for (const data of waiting) {
+  const taken: Array<{ data: QueuedJobData; lines: string | null; routing: Routing }> = [];
+  for (const { data, lines } of behind) {
+    // A job this relay cannot read, or whose records are gone (a run routed it already), is left
+    // for when it is the job in hand, where it is refused or found routed.
+    if (data.v !== undefined && (data.v !== INGEST_JOB_FORMAT || (data.n > 0 && lines === null))) break;
     if (!routings.has(data.trackerId)) routings.set(data.trackerId, await source.routingOf(data.trackerId));
     const routing = routings.get(data.trackerId)!;
-    if (routing.destinations.length === 0 || records + data.records.length > MAX_RUN_RECORDS) break;
-    records += data.records.length;
-    taken.push({ data, routing });
+    const count = queuedRecordCount(data);
+    if (routing.destinations.length === 0 || records + count > MAX_RUN_RECORDS) break;
+    records += count;
+    taken.push({ data, lines, routing });
   }
   const skips = await readDuplicates(source.commands, source.prefix, taken.map((t) => t.data));
-  taken.forEach(({ data, routing }, i) => run.push({ id: first.id + 1 + i, data, ...routing, records: recordTexts(data, skips[i]), skip: skips[i] }));
+  taken.forEach(({ data, lines, routing }, i) => {
+    const id = first.id + 1 + i;
+    run.push({ id, data, ...routing, records: withoutSkipped(queuedTexts(String(id), data, lines), skips[i]), exact: queuedExact(data), skip: skips[i] });
+  });
   return run;
 }
 
-/**
- * The data of the jobs waiting right behind job `id`, oldest first: contiguous ids only, at most
- * `maxJobs` of them and `maxBytes` of data. One Redis round trip.
- */
-async function waitingBehind(source: RunSource, id: number, maxJobs: number, maxBytes: number): Promise<IngestJobData[]> {
-  const found = (await source.commands.eval(WAITING_BEHIND, 1, source.waitKey, source.jobPrefix, String(id), String(maxJobs), String(maxBytes))) as string[];
-  return found.map((data) => JSON.parse(data) as IngestJobData);
-}
-
 /** The indices of each job's duplicate records, for every job that has a list, in one MGET. */
-export async function readDuplicates(commands: RedisClient, prefix: string, jobs: readonly IngestJobData[]): Promise<Array<Set<number> | undefined>> {
+export async function readDuplicates(commands: RedisClient, prefix: string, jobs: readonly QueuedJobData[]): Promise<Array<Set<number> | undefined>> {
   const keyed = jobs.flatMap((data, i) => (data.dedup ? [i] : []));
   const out: Array<Set<number> | undefined> = jobs.map(() => undefined);
   if (keyed.length === 0) return out;
@@ -189,7 +211,7 @@ export async function readDuplicates(commands: RedisClient, prefix: string, jobs
  * script: per tracker partition, its records of the run in job order as one entry per destination,
  * through each destination's rules (`rules` compiles them once).
  */
-export async function routeRun(commands: RedisClient, prefix: string, cursorKey: string, run: readonly RunJob[], rules: RulesCache): Promise<RunOutcome> {
+export async function routeRun(commands: RedisClient, prefix: string, jobPrefix: string, cursorKey: string, run: readonly RunJob[], rules: RulesCache): Promise<RunOutcome> {
   const groups = new Map<string, { first: number; job: RunJob; jobs: RunJob[] }>();
   run.forEach((job, index) => {
     const name = `${job.data.trackerId}/${job.data.partition ?? 0}`;
@@ -207,11 +229,14 @@ export async function routeRun(commands: RedisClient, prefix: string, cursorKey:
     for (const d of job.destinations) {
       keys.push(...destinationKeys(deliveryKeys(prefix, { trackerId, destinationId: d.id, partition }), at));
     }
-    const step = { texts: jobs.flatMap((j) => j.records), values: () => jobs.flatMap((j) => recordValues(j.data, j.skip)) };
+    const step = { texts: jobs.flatMap((j) => j.records), values: () => jobs.flatMap((j) => recordValuesOf(j.records, j.exact)) };
     const routed = routedBlocks(step, job.destinations, rules);
     args.push(String(job.destinations.length), String(first), job.archive ? '1' : '0', ...blockArgs(routed, (texts) => entryFields(texts)), ...shareArgs(routed, at));
   }
-  for (const job of run) if (job.data.dedup) keys.push(duplicatesKey(prefix, job.data.dedup));
+  for (const job of run) {
+    if (job.data.dedup) keys.push(duplicatesKey(prefix, job.data.dedup));
+    if (job.data.v !== undefined && job.data.n > 0) keys.push(queuedRecordsKey(jobPrefix + job.id));
+  }
   const [answer, value] = (await commands.eval(ROUTE_RUN, keys.length, ...keys, ...args)) as [number, number];
   if (answer === 1) return { kind: 'routed' };
   if (answer === 0) return { kind: 'routed-before', cursor: value };

@@ -1,10 +1,10 @@
-import { Queue, Worker, type Job } from 'bullmq';
+import { Queue, WaitingError, Worker, type Job } from 'bullmq';
 import type { RedisClient } from '../../src/core/redis/cluster';
 import { throttledErrorLog, type Logger } from '../../src/core/logger';
-import { duplicatesKey, ingestJobData, INGEST_QUEUE, recordTexts, recordValues, type IngestJobData } from './ingest-job';
+import { duplicatesKey, newIngestJob, INGEST_QUEUE, queuedExact, queuedRecordCount, queuedRecordsKey, queuedTexts, recordValuesOf, withoutSkipped, type QueuedJobData } from './ingest-job';
 import { routeAlone } from './route-alone';
 import { RulesCache } from '../../src/core/rules/compile';
-import { planRun, routeRun, type RunJob, type RunSource } from './route-run';
+import { MAX_RUN_BYTES, MAX_RUN_JOBS, MAX_RUN_RECORDS, planRun, readRun, routeRun, type RunJob, type RunSource } from './route-run';
 import type { TrackerStore } from '../../src/core/trackers/store';
 import type { Tracker } from '../../src/core/trackers/types';
 import { ANY_TRACKER } from '../../src/core/trackers/changes';
@@ -88,13 +88,13 @@ export async function startRouter(connection: RedisClient, commands: RedisClient
  * queue routes each job as it comes: nothing waits for more.
  */
 async function startShardRouter(connection: RedisClient, commands: RedisClient, trackerFor: (id: string) => Promise<Tracker | undefined>, logger: Logger, opts: RouterOptions, prefix: string): Promise<Pick<Router, 'close'>> {
-  const queue = new Queue<IngestJobData>(INGEST_QUEUE, { connection, prefix });
+  const queue = new Queue<QueuedJobData>(INGEST_QUEUE, { connection, prefix });
   queue.on('error', throttledErrorLog(logger, 'router queue connection'));
   await queue.setGlobalConcurrency(1);
 
   const stopping = new AbortController();
   /** Indices of the job's records whose client key was accepted before (written with the job, see src/ingest/dedup.ts). */
-  const duplicatesOf = async (data: IngestJobData): Promise<Set<number> | undefined> => {
+  const duplicatesOf = async (data: QueuedJobData): Promise<Set<number> | undefined> => {
     if (!data.dedup) return undefined;
     const list = await commands.get(duplicatesKey(prefix, data.dedup));
     return list ? new Set(list.split(',').map(Number)) : undefined;
@@ -121,24 +121,17 @@ async function startShardRouter(connection: RedisClient, commands: RedisClient, 
     },
   };
 
-  /** The job in hand as the first of a run. */
-  const runJob = async (id: number, data: IngestJobData): Promise<RunJob> => {
-    const routing = await source.routingOf(data.trackerId);
-    const skip = await duplicatesOf(data);
-    return { id, data, ...routing, records: recordTexts(data, skip), skip };
-  };
-
   /**
    * One job alone (jobs/routing/route-alone.ts): a job whose tracker has no destination (its records go to
    * the backlog), one whose tracker partition's backlog must move first, one that nothing waits behind.
    */
-  const routeJobAlone = async (job: Job<IngestJobData>, first: RunJob): Promise<void> => {
+  const routeJobAlone = async (job: Job<QueuedJobData>, first: RunJob): Promise<void> => {
     const { trackerId } = job.data;
     const { destinations, archive, records } = first;
     if (destinations.length === 0) logger.warn({ trackerId, records: records.length }, 'no destination: records kept in the tracker backlog until one is added');
     const routed = await routeAlone(
       { commands, prefix, cursorKey, rules, backlogChunk: opts.backlogChunk ?? BACKLOG_MOVE_CHUNK },
-      { id: job.id!, trackerId, partition: job.data.partition ?? 0, destinations, archive, records: { texts: records, values: () => recordValues(job.data, first.skip) } },
+      { id: job.id!, trackerId, partition: job.data.partition ?? 0, destinations, archive, records: { texts: records, values: () => recordValuesOf(records, first.exact) }, recordsKey: queuedRecordsKey(source.jobPrefix + job.id!) },
     );
     // Routed: the list is no longer needed (the route cursor keeps the job from being routed again).
     if (job.data.dedup) await commands.del(duplicatesKey(prefix, job.data.dedup)).catch(() => undefined);
@@ -149,12 +142,20 @@ async function startShardRouter(connection: RedisClient, commands: RedisClient, 
    * The job in hand and those waiting right behind it, as one run when there are some (jobs/routing/route-run.ts),
    * else alone. A run that meets a backlog is cut short before it, down to the job alone.
    */
-  const routeJob = async (job: Job<IngestJobData>, id: number): Promise<void> => {
-    const first = await runJob(id, job.data);
+  const routeJob = async (job: Job<QueuedJobData>, id: number): Promise<void> => {
+    const { data } = job;
+    const routing = await source.routingOf(data.trackerId);
     // BullMQ numbers the jobs of a queue without custom ids from one counter; any other id is routed alone.
-    let run = first.destinations.length > 0 && Number.isSafeInteger(id) ? await planRun(source, first) : [first];
+    const runs = routing.destinations.length > 0 && Number.isSafeInteger(id) && queuedRecordCount(data) < MAX_RUN_RECORDS;
+    const read = await readRun(source, id, runs ? MAX_RUN_JOBS - 1 : 0, MAX_RUN_BYTES);
+    // Routing deletes a job's records: a job without them whose id the cursor has passed was routed
+    // by a run (or by a worker that stopped before BullMQ completed it).
+    if (data.v !== undefined && data.n > 0 && read.inHand === null && Number((await commands.get(cursorKey)) ?? 0) >= id) return;
+    const skip = await duplicatesOf(data);
+    const first: RunJob = { id, data, ...routing, records: withoutSkipped(queuedTexts(String(id), data, read.inHand), skip), exact: queuedExact(data), skip };
+    let run = runs ? await planRun(source, first, read.behind) : [first];
     while (run.length > 1) {
-      const outcome = await routeRun(commands, prefix, cursorKey, run, rules);
+      const outcome = await routeRun(commands, prefix, source.jobPrefix, cursorKey, run, rules);
       if (outcome.kind === 'backlog') {
         run = run.slice(0, outcome.index);
         continue;
@@ -166,7 +167,19 @@ async function startShardRouter(connection: RedisClient, commands: RedisClient, 
     await routeJobAlone(job, first);
   };
 
-  const route = async (job: Job<IngestJobData>): Promise<void> => {
+  /**
+   * Stopping while a job cannot be routed (Redis refusing, a job this relay cannot read): the job
+   * goes back to the consuming end of the wait list, first in line for the next worker, and
+   * BullMQ is told it is waiting (WaitingError), so it neither completes nor fails it and the
+   * worker's close does not wait on it. Were Redis unreachable, the job stays active and stalls
+   * back once its lock expires.
+   */
+  const handBack = async (job: Job<QueuedJobData>, token: string | undefined): Promise<never> => {
+    if (token !== undefined) await job.moveToWait(token).catch(() => undefined);
+    throw new WaitingError();
+  };
+
+  const route = async (job: Job<QueuedJobData>, token?: string): Promise<void> => {
     const id = Number(job.id);
     if (id >= merged.from && id <= merged.through) return;
     for (let attempt = 0; ; attempt++) {
@@ -178,6 +191,7 @@ async function startShardRouter(connection: RedisClient, commands: RedisClient, 
         }
         return;
       } catch (err) {
+        if (stopping.signal.aborted) return handBack(job, token);
         if (isOutOfMemoryError(err)) {
           // Records cannot move until memory is freed (delivery, dlq discard, destinations remove):
           // wait quietly rather than retry and log at full speed. BullMQ cannot renew this job's
@@ -186,18 +200,17 @@ async function startShardRouter(connection: RedisClient, commands: RedisClient, 
             outOfMemorySince = Date.now();
             logger.warn({ jobId: job.id }, 'Redis is at its memory limit: routing waits until memory is freed');
           }
-          await sleep(OUT_OF_MEMORY_RETRY_MS, stopping.signal.aborted ? undefined : stopping.signal).catch(() => undefined);
+          await sleep(OUT_OF_MEMORY_RETRY_MS, stopping.signal).catch(() => undefined);
           continue;
         }
-        // Never throw: BullMQ would fail the job (or retry it behind later ones). When stopping, the
-        // process exits with the job still locked; it stalls and is routed first by the next worker.
+        // Never fail the job: BullMQ would fail it (or retry it behind later ones), out of order.
         logger.warn({ err: (err as Error).message, jobId: job.id, attempt }, 'routing failed; retrying');
-        await sleep(backoffDelay(attempt, DEFAULT_BACKOFF), stopping.signal.aborted ? undefined : stopping.signal).catch(() => undefined);
+        await sleep(backoffDelay(attempt, DEFAULT_BACKOFF), stopping.signal).catch(() => undefined);
       }
     }
   };
 
-  const worker = new Worker<IngestJobData>(INGEST_QUEUE, route, {
+  const worker = new Worker<QueuedJobData>(INGEST_QUEUE, route, {
     connection,
     prefix,
     concurrency: 1,
@@ -217,7 +230,7 @@ async function startShardRouter(connection: RedisClient, commands: RedisClient, 
     try {
       for (const member of await commands.smembers(backlogIndexKey(prefix))) {
         const { trackerId, partition } = parseBacklogMember(member);
-        if (((await trackerFor(trackerId))?.destinations.length ?? 0) > 0) await queue.add(INGEST_JOB_NAME, ingestJobData(trackerId, [], false, undefined, partition));
+        if (((await trackerFor(trackerId))?.destinations.length ?? 0) > 0) await queue.add(INGEST_JOB_NAME, newIngestJob(trackerId, [], false, undefined, partition).data);
       }
     } catch (err) {
       logger.debug({ err: (err as Error).message }, 'backlog check failed; next time');

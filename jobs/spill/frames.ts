@@ -35,6 +35,12 @@ export class FrameCorruptError extends Error {
   override name = 'FrameCorruptError';
 }
 
+/** A frame of a later format than this relay reads (its magic's version): the file is left as it is. */
+export class FrameVersionError extends FrameCorruptError {
+  override name = 'FrameVersionError';
+}
+
+/** `TSP` and the format's version: a later format is `TSP2`, read beside this one. */
 const MAGIC = Buffer.from('TSP1');
 const HEADER_BYTES = 4 + 2 + 4 + 8;
 
@@ -98,7 +104,7 @@ export async function scanFrames(file: string): Promise<{ frames: FrameSpan[]; v
     while (offset < size) {
       if (size - offset < HEADER_BYTES) return { frames, validBytes: offset, torn: true };
       await fh.read(header, 0, HEADER_BYTES, offset);
-      if (!header.subarray(0, 4).equals(MAGIC)) throw new FrameCorruptError(`${file} is damaged at byte ${offset}: no frame starts there`);
+      if (!header.subarray(0, 4).equals(MAGIC)) throw notAFrame(file, offset, header);
       const metaLength = header.readUInt16BE(4);
       const payloadLength = header.readUInt32BE(6);
       const frameSize = HEADER_BYTES + metaLength + payloadLength;
@@ -119,6 +125,12 @@ export async function scanFrames(file: string): Promise<{ frames: FrameSpan[]; v
   } finally {
     await fh.close();
   }
+}
+
+function notAFrame(file: string, offset: number, header: Buffer): FrameCorruptError {
+  const magic = header.subarray(0, 4).toString('latin1');
+  if (/^TSP[2-9]$/.test(magic)) return new FrameVersionError(`${file} holds a frame of format ${magic} at byte ${offset}, written by a later Tributary; this one reads ${MAGIC.toString('latin1')}. The file is left as it is: run the later version to read it.`);
+  return new FrameCorruptError(`${file} is damaged at byte ${offset}: no frame starts there`);
 }
 
 /** Makes a new file's name durable: without it, a crash may lose the file though its data was synced. */

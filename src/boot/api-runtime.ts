@@ -13,6 +13,7 @@ import { createMetrics, registerDestinationMetrics, registerMemoryMetrics, type 
 import { readDestinationCounts } from '../../jobs/delivery/destination-counts';
 import { MemoryBudget } from '../core/redis/memory-budget';
 import type { IngestJobData } from '../../jobs/routing/ingest-job';
+import { JobAdd } from '../ingest/job-add';
 import { ingestQueues } from '../../jobs/routing/ingest-queues';
 import { IngestWriter } from '../ingest/ingest-writer';
 import { ImportLane } from '../../jobs/history/import-lane';
@@ -108,8 +109,9 @@ function createApiRuntime(config: Readonly<Config>, redisLocation: RedisLocation
   // A change made by any process (CLI, console, config file) reaches this one's caches at once.
   const changesSubscriber = createRedisClient(targetOf(redisLocation), 'worker');
   watchTrackerChanges(changesSubscriber, config.redisPrefix, () => resolver.clear()).catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'tracker changes: not watched; caches expire by themselves'));
-  const writer = new IngestWriter(queues, {
+  const writer = new IngestWriter(queues.map((queue) => new JobAdd(queue)), {
     ...config.enqueue,
+    connection: redis,
     retryAfterSeconds: config.retryAfterSeconds,
     keyspace: config.keyspace,
     isConnected: () => redis.status === 'ready',

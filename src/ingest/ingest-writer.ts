@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { Queue } from 'bullmq';
 import { ApiError } from '../core/errors';
 import { isOutOfMemoryError } from '../core/redis/out-of-memory';
 import type { MemoryBudget } from '../core/redis/memory-budget';
 import type { TrackedRecord } from '../core/records/types';
 import { bucketExpiresAt, dedupArgs, dedupKeys, DUPLICATES_TTL_MS } from './dedup';
-import { KeyedAdd } from './keyed-add';
+import type { JobAdder } from './job-add';
 import { partitionOf, type Keyspace } from '../core/redis/keyspace';
 import { waitForReplicas, type RedisClient } from '../core/redis/cluster';
-import { ingestJobData, INGEST_JOB_NAME, type IngestJobData } from '../../jobs/routing/ingest-job';
+import { newIngestJob } from '../../jobs/routing/ingest-job';
 
 export interface IngestWriterOptions {
   /** A write Redis has not confirmed after this long is answered 503. */
@@ -27,6 +26,8 @@ export interface IngestWriterOptions {
   retryAfterSeconds: number;
   /** Replicas that must confirm each write (Redis WAIT) before it counts as stored; 0: none. */
   ackReplicas?: number;
+  /** The connection the jobs are written on, where WAIT is sent (needed with ackReplicas). */
+  connection?: RedisClient;
   /** How long to wait for them. */
   ackTimeoutMs?: number;
   /** Where each tracker partition's queue and deduplication markers live. */
@@ -70,8 +71,6 @@ interface JobGroup {
   windowHours: number;
 }
 
-const jobData = (g: JobGroup): IngestJobData => ingestJobData(g.trackerId, g.records, g.bigInts, undefined, g.partition);
-
 interface Pending {
   trackerId: string;
   records: TrackedRecord[];
@@ -109,17 +108,15 @@ export class IngestWriter {
   private lingering: NodeJS.Timeout | undefined;
   private closed = false;
   private idleWaiters: Array<() => void> = [];
-  private readonly keyedAdds: KeyedAdd[];
   private readonly keyspace: Keyspace;
 
-  /** `queues`: the ingest queue of each shard, by shard (jobs/routing/ingest-queues.ts). */
+  /** `adders`: what adds a job to the ingest queue of each shard, by shard (src/ingest/job-add.ts). */
   constructor(
-    private readonly queues: ReadonlyArray<Queue<IngestJobData>>,
+    private readonly adders: ReadonlyArray<JobAdder>,
     private readonly opts: IngestWriterOptions,
   ) {
     this.keyspace = opts.keyspace;
-    if (queues.length !== this.keyspace.shards) throw new RangeError(`${queues.length} ingest queues for ${this.keyspace.shards} shards`);
-    this.keyedAdds = queues.map((q) => new KeyedAdd(q));
+    if (adders.length !== this.keyspace.shards) throw new RangeError(`${adders.length} ingest queues for ${this.keyspace.shards} shards`);
   }
 
   /**
@@ -261,9 +258,9 @@ export class IngestWriter {
   }
 
   /**
-   * Per tracker partition, one job: for a partition with keyed records, its job and the dedup
-   * script that marks them and lists the duplicates among them for the router, as one atomic script
-   * (see KeyedAdd); the others' jobs as one add (or addBulk) per shard queue.
+   * Per tracker partition, one job, each added by one script call (src/ingest/job-add.ts): with its
+   * records and, for a partition with keyed records, the dedup script that marks them and lists the
+   * duplicates among them for the router, atomically.
    */
   private async addJobs(batch: Pending[]): Promise<Set<number>> {
     const groups = new Map<string, JobGroup>();
@@ -295,20 +292,8 @@ export class IngestWriter {
       });
     }
     const now = Date.now();
-    const plain = new Map<number, JobGroup[]>();
     const writes: Array<Promise<unknown>> = [];
-    for (const g of groups.values()) {
-      if (g.keyed.length > 0) writes.push(this.addKeyed(g, now));
-      else if (plain.has(g.shard)) plain.get(g.shard)!.push(g);
-      else plain.set(g.shard, [g]);
-    }
-    for (const [shard, list] of plain) {
-      const queue = this.queues[shard]!;
-      // addBulk builds an ioredis Pipeline, whose constructor copies every script command BullMQ
-      // defines onto the new object: a cost per write that add() avoids in the common case.
-      if (list.length === 1) writes.push(queue.add(INGEST_JOB_NAME, jobData(list[0]!)));
-      else writes.push(queue.addBulk(list.map((g) => ({ name: INGEST_JOB_NAME, data: jobData(g) }))));
-    }
+    for (const g of groups.values()) writes.push(g.keyed.length > 0 ? this.addKeyed(g, now) : this.adders[g.shard]!.add(newIngestJob(g.trackerId, g.records, g.bigInts, undefined, g.partition)));
     const shards = new Set([...groups.values()].map((g) => g.shard));
     // Every write is awaited before the first failure is thrown: no request is answered while a
     // write that holds its records is still under way.
@@ -326,7 +311,7 @@ export class IngestWriter {
     const token = randomUUID();
     const prefix = this.keyspace.shardPrefix(g.shard);
     const keys = dedupKeys(prefix, g.trackerId, token, g.windowHours, now, g.partition);
-    const flags = await this.keyedAdds[g.shard]!.add(ingestJobData(g.trackerId, g.records, g.bigInts, token, g.partition), keys, dedupArgs(bucketExpiresAt(g.windowHours, now), DUPLICATES_TTL_MS, g.members, g.indices));
+    const flags = await this.adders[g.shard]!.add(newIngestJob(g.trackerId, g.records, g.bigInts, token, g.partition), { keys, args: dedupArgs(bucketExpiresAt(g.windowHours, now), DUPLICATES_TTL_MS, g.members, g.indices) });
     g.keyed.forEach(({ entry, index }, k) => {
       entry.duplicates ??= entry.records.map(() => false);
       entry.duplicates[index] = flags[k] === 1;
@@ -342,8 +327,8 @@ export class IngestWriter {
   private async awaitReplicas(shards: ReadonlySet<number>): Promise<void> {
     const wanted = this.opts.ackReplicas ?? 0;
     if (wanted === 0) return;
-    // The shards' queues share the one producer connection.
-    const client = (await this.queues[0]!.getBackend().connection.client) as unknown as RedisClient;
+    const client = this.opts.connection;
+    if (!client) throw new Error('REDIS_ACK_REPLICAS is set but the ingest writer was given no connection to send WAIT on');
     const keys = [...shards].map((s) => this.keyspace.shardPrefix(s));
     const acked = await waitForReplicas(client, keys, wanted, this.opts.ackTimeoutMs ?? 500);
     if (acked < wanted) throw new Error(`${acked} of the ${wanted} replica(s) REDIS_ACK_REPLICAS asks for confirmed the write within ${this.opts.ackTimeoutMs ?? 500} ms; the records may or may not be stored`);

@@ -3,7 +3,8 @@ import { Queue } from 'bullmq';
 import { queryWarehouse } from '../../connectors/local';
 import { readArchiveStatus } from '../../jobs/history/archive-status';
 import { backfillProgress, startBackfill } from '../../jobs/history/backfill';
-import { INGEST_JOB_NAME, INGEST_QUEUE, ingestJobData, type IngestJobData } from '../../jobs/routing/ingest-job';
+import { INGEST_QUEUE, newIngestJob, type IngestJobData } from '../../jobs/routing/ingest-job';
+import { JobAdd } from '../../src/ingest/job-add';
 import { Keyspace } from '../../src/core/redis/keyspace';
 import { TrackerStore } from '../../src/core/trackers/store';
 import { generateToken } from '../../src/core/trackers/tokens';
@@ -36,8 +37,9 @@ async function count(file: string): Promise<number[] | undefined> {
 test('a worker killed mid-backfill: the next one resumes, every event once', async () => {
   await store.save(TrackerSchema.parse({ id: 'shop', name: 'Shop', tokens: [{ token: generateToken() }], destinations: [{ id: 'wh', type: 'local' }] }));
   const queue = new Queue<IngestJobData>(INGEST_QUEUE, { connection: redis, prefix });
+  const adder = new JobAdd(queue);
   for (let from = 0; from < EVENTS; from += 500) {
-    await queue.add(INGEST_JOB_NAME, ingestJobData('shop', Array.from({ length: 500 }, (_, i) => event('order', { n: from + i })), false));
+    await adder.add(newIngestJob('shop', Array.from({ length: 500 }, (_, i) => event('order', { n: from + i })), false));
   }
   await queue.close();
   let worker = spawn('worker');

@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { queuedRecordsKey } from '../../jobs/routing/ingest-job';
 import { startTestApi, type TestApi } from '../helpers/api';
 import { OwnRedis } from '../helpers/redis-server';
 import { waitFor } from '../helpers/wait';
@@ -56,12 +57,14 @@ const post = (body: unknown) => api.http.post('/v3/event').set('Authorization', 
 test('a 2xx means the replica has the records too', async () => {
   const res = await post({ _event: 'replicated', _id: 'r-1' });
   expect(res.status).toBe(202);
-  // WAIT returned: the replica already holds the job, without waiting any further.
+  // WAIT returned: the replica already holds the job and its records, without waiting any further.
   const onReplica = new Redis(replica.url);
   try {
     const keys = await onReplica.keys(`${api.prefix}:ingest:*`);
-    const jobs = await Promise.all(keys.filter((k) => /:\d+$/.test(k)).map((k) => onReplica.hget(k, 'data')));
-    expect(jobs.some((data) => data?.includes('"r-1"'))).toBe(true);
+    const jobs = keys.filter((k) => /:\d+$/.test(k));
+    expect(jobs).toHaveLength(1);
+    expect(await onReplica.hget(jobs[0]!, 'data')).toContain('"n":1');
+    expect(await onReplica.get(queuedRecordsKey(jobs[0]!))).toContain('"r-1"');
   } finally {
     onReplica.disconnect();
   }

@@ -1,5 +1,6 @@
 import { Queue } from 'bullmq';
-import { INGEST_JOB_NAME, INGEST_QUEUE, ingestJobData, type IngestJobData } from '../../jobs/routing/ingest-job';
+import { INGEST_QUEUE, newIngestJob, type IngestJobData } from '../../jobs/routing/ingest-job';
+import { JobAdd } from '../../src/ingest/job-add';
 import { deliveryKeys, routerCursorKey } from '../../jobs/delivery/keys';
 import { entryRecords } from '../../jobs/routing/stream-entries';
 import { TrackerStore } from '../../src/core/trackers/store';
@@ -30,9 +31,9 @@ test(`${KILLS} routing workers killed mid-queue: every record once, each partiti
     TrackerSchema.parse({ id: 'shop', name: 'Shop', partitions: PARTITIONS, tokens: [{ token: generateToken() }], destinations: [{ id: 'wh', type: 'local', enabled: false }] }),
   );
   const queue = new Queue<IngestJobData>(INGEST_QUEUE, { connection: redis, prefix });
-  for (let from = 0; from < JOBS; from += 500) {
-    await queue.addBulk(Array.from({ length: 500 }, (_, i) => ({ name: INGEST_JOB_NAME, data: ingestJobData('shop', [event('k', { job: from + i }), event('k', { job: from + i, second: true })], false, undefined, (from + i) % PARTITIONS) })));
-  }
+  // Jobs as the edge writes them (records beside each job), added one after the other.
+  const adder = new JobAdd(queue);
+  for (let job = 0; job < JOBS; job++) await adder.add(newIngestJob('shop', [event('k', { job }), event('k', { job, second: true })], false, undefined, job % PARTITIONS));
   await queue.close();
 
   for (let k = 1; k <= KILLS; k++) {

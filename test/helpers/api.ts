@@ -6,9 +6,9 @@ import supertest from 'supertest';
 import { loadConfig, type Config } from '../../src/core/config';
 import { createLogger } from '../../src/core/logger';
 import { createMetrics } from '../../src/core/metrics';
-import { recordTexts, type IngestJobData } from '../../jobs/routing/ingest-job';
+import type { QueuedJobData } from '../../jobs/routing/ingest-job';
+import { queuedJobRecords } from './queued-jobs';
 import { readDuplicates } from '../../jobs/routing/route-run';
-import { parseExactJson } from '../../src/core/records/exact-json';
 import type { TrackedRecord } from '../../src/core/records/types';
 import { openApiRuntime, type AdminOptions, type ApiRuntime } from '../../src/boot/api-runtime';
 import { generateToken } from '../../src/core/trackers/tokens';
@@ -49,13 +49,12 @@ export async function startTestApi(env: Record<string, string> = {}, trackerFiel
   const { tracker, token } = await addTracker(trackerFields);
 
   const jobsOf = async (shard: number) => {
-    const jobs = (await runtime.queues[shard]!.getJobs(['waiting', 'prioritized', 'delayed', 'active', 'completed'], 0, -1, true)) as Array<Job<IngestJobData>>;
-    return jobs.sort((a, b) => Number(a.id) - Number(b.id));
+    const queue = runtime.queues[shard]!;
+    const jobs = (await queue.getJobs(['waiting', 'prioritized', 'delayed', 'active', 'completed'], 0, -1, true)) as Array<Job<QueuedJobData>>;
+    const sorted = jobs.sort((a, b) => Number(a.id) - Number(b.id));
+    return Promise.all(sorted.map(async (job) => ({ data: job.data, records: await queuedJobRecords(runtime.redis, queue, job) })));
   };
-  const recordsOf = (data: IngestJobData, skip?: Set<number>) =>
-    recordTexts(data)
-      .filter((_, i) => !skip?.has(i))
-      .map((text) => ({ ...(parseExactJson(text) as TrackedRecord), trackerId: data.trackerId }));
+  const recordsOf = (job: { data: QueuedJobData; records: TrackedRecord[] }, skip?: Set<number>) => job.records.filter((_, i) => !skip?.has(i)).map((record) => ({ ...record, trackerId: job.data.trackerId }));
   return {
     runtime,
     config,
@@ -66,14 +65,14 @@ export async function startTestApi(env: Record<string, string> = {}, trackerFiel
     addTracker,
     queuedRecords: async () => {
       const perShard = await Promise.all(runtime.queues.map((_, shard) => jobsOf(shard)));
-      return perShard.flat().flatMap((job) => recordsOf(job.data));
+      return perShard.flat().flatMap((job) => recordsOf(job));
     },
     storedRecords: async () => {
       const perShard = await Promise.all(
         runtime.queues.map(async (_, shard) => {
-          const data = (await jobsOf(shard)).map((job) => job.data);
-          const skips = await readDuplicates(runtime.redis, config.keyspace.shardPrefix(shard), data);
-          return data.flatMap((d, i) => recordsOf(d, skips[i]));
+          const jobs = await jobsOf(shard);
+          const skips = await readDuplicates(runtime.redis, config.keyspace.shardPrefix(shard), jobs.map((job) => job.data));
+          return jobs.flatMap((job, i) => recordsOf(job, skips[i]));
         }),
       );
       return perShard.flat();

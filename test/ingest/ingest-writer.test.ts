@@ -1,6 +1,6 @@
-import type { Queue } from 'bullmq';
 import { ApiError } from '../../src/core/errors';
-import type { IngestJobData } from '../../jobs/routing/ingest-job';
+import type { NewIngestJob } from '../../jobs/routing/ingest-job';
+import type { JobAdder } from '../../src/ingest/job-add';
 import { IngestWriter } from '../../src/ingest/ingest-writer';
 import { Keyspace } from '../../src/core/redis/keyspace';
 import type { TrackedRecord } from '../../src/core/records/types';
@@ -8,11 +8,10 @@ import { waitFor } from '../helpers/wait';
 
 /** A queue whose writes hang until released, to see the writer's timeout from both sides. */
 function hangingQueue() {
-  const writes: Array<{ data: IngestJobData; release: () => void }> = [];
-  const queue = {
-    add: (_name: string, data: IngestJobData) => new Promise<void>((resolve) => writes.push({ data, release: resolve })),
-    addBulk: () => new Promise<void>(() => undefined),
-  } as unknown as Queue<IngestJobData>;
+  const writes: Array<{ ids: string[]; release: () => void }> = [];
+  const queue: JobAdder = {
+    add: (job: NewIngestJob) => new Promise<number[]>((resolve) => writes.push({ ids: job.lines.split('\n').map((line) => (JSON.parse(line) as { id: string }).id), release: () => resolve([]) })),
+  };
   return { queue, writes };
 }
 
@@ -43,7 +42,7 @@ test('a write Redis does not confirm in time is a 503, and one still waiting its
   // Redis answers the first write late: the withdrawn record is never written after its 503.
   writes[0]!.release();
   await new Promise((r) => setTimeout(r, 20));
-  expect(writes.map((w) => w.data.records.map((r) => r.id))).toEqual([['id-1']]);
+  expect(writes.map((w) => w.ids)).toEqual([['id-1']]);
 });
 
 test('writes confirmed in time resolve, and later writes get their own full timeout', async () => {
@@ -76,7 +75,7 @@ test('with a linger, requests arriving within it share one write; a full batch g
   // Inside the linger: nothing sent yet.
   expect(writes).toHaveLength(0);
   await waitFor(() => writes.length > 0, { message: 'the lingering write' });
-  expect(writes.map((w) => w.data.records.map((r) => r.id))).toEqual([['id-1', 'id-2']]);
+  expect(writes.map((w) => w.ids)).toEqual([['id-1', 'id-2']]);
   writes[0]!.release();
   await Promise.all([a, b]);
 
@@ -86,7 +85,7 @@ test('with a linger, requests arriving within it share one write; a full batch g
   expect(writes).toHaveLength(1);
   const d = writer.write(T, [record(4), record(5)]);
   await new Promise((r) => setImmediate(r));
-  expect(writes.map((w) => w.data.records.map((r) => r.id))).toEqual([['id-1', 'id-2'], ['id-3', 'id-4', 'id-5']]);
+  expect(writes.map((w) => w.ids)).toEqual([['id-1', 'id-2'], ['id-3', 'id-4', 'id-5']]);
   writes[1]!.release();
   await Promise.all([c, d]);
   await writer.close();
@@ -108,7 +107,7 @@ test('requests that lingered while every write was under way go as soon as one i
   await waitFor(() => writes.length === 2, { message: 'the write of the request that waited' });
   // Lingering again after the free write would take another 400 ms; margins for a loaded machine's late timers.
   expect(performance.now() - released).toBeLessThan(lingerMs - 100);
-  expect(writes[1]!.data.records.map((r) => r.id)).toEqual(['id-2']);
+  expect(writes[1]!.ids).toEqual(['id-2']);
   writes[1]!.release();
   await b;
   await writer.close();

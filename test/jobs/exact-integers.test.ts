@@ -5,7 +5,8 @@ import path from 'node:path';
 import { PermanentError, RetryableError } from '../../connectors/errors';
 import { ConnectorRegistry } from '../../connectors/registry';
 import { DeadLetterStore } from '../../jobs/delivery/dead-letters';
-import { ingestJobData, recordTexts } from '../../jobs/routing/ingest-job';
+import { newIngestJob, queuedExact, queuedTexts, withoutSkipped, type QueuedJobData } from '../../jobs/routing/ingest-job';
+import { ingestJobDataV1 } from '../helpers/ingest-job-v1';
 import { deliveryKeys } from '../../jobs/delivery/keys';
 import { Spool } from '../../jobs/spill/spool';
 import { entryFields, entryRecords } from '../../jobs/routing/stream-entries';
@@ -24,20 +25,29 @@ const PROPS = { id: 603851970716743426n, wide: -98765432109876543210n, list: [1,
 describe('the ingest job', () => {
   const record = (properties: TrackedRecord['properties']): TrackedRecord => ({ kind: 'event', id: randomUUID(), receivedAt: '2026-11-25T00:00:00.000Z', event: 'e', properties });
 
-  it('survives JSON.stringify and JSON.parse (what BullMQ does to job data) with every digit', () => {
+  /** What the router reads of a job: its data through JSON (as BullMQ keeps it) and its records' lines. */
+  const asQueued = (job: { data: object; lines: string | null }) => ({ data: JSON.parse(JSON.stringify(job.data)) as QueuedJobData, lines: job.lines });
+
+  it('carries every digit in its records\' lines and says so in its data', () => {
     const records = [record({ plain: 1 }), record({ ...PROPS })];
-    const data = JSON.parse(JSON.stringify(ingestJobData('trk', records, true))) as ReturnType<typeof ingestJobData>;
-    expect(Object.keys(data.exact ?? {})).toEqual(['1']);
-    // A reader that ignores `exact` finds the digits as strings, never a rounded number.
-    expect(data.records[1]!.properties).toEqual({ id: '603851970716743426', wide: '-98765432109876543210', list: [1, '12345678901234567890'], deep: { n: '-603851970716743426' }, small: 3 });
-    expect(recordTexts(data).map((t) => parseExactJson(t))).toEqual(records);
-    expect(recordTexts(data, new Set([0])).map((t) => parseExactJson(t))).toEqual([records[1]]);
+    const { data, lines } = asQueued(newIngestJob('trk', records, true));
+    expect(data).toEqual({ v: 2, trackerId: 'trk', n: 2, x: 1 });
+    expect(queuedExact(data)).toBe(true);
+    expect(queuedTexts('1', data, lines).map((t) => parseExactJson(t))).toEqual(records);
+    expect(withoutSkipped(queuedTexts('1', data, lines), new Set([0])).map((t) => parseExactJson(t))).toEqual([records[1]]);
   });
 
   it('is the plain shape when no record holds such an integer', () => {
     const records = [record({ n: 1 })];
-    expect(ingestJobData('trk', records, true)).toEqual({ trackerId: 'trk', records });
-    expect(ingestJobData('trk', records, false, 'tok')).toEqual({ trackerId: 'trk', records, dedup: 'tok' });
+    expect(newIngestJob('trk', records, true).data).toEqual({ v: 2, trackerId: 'trk', n: 1 });
+    expect(newIngestJob('trk', records, false, 'tok').data).toEqual({ v: 2, trackerId: 'trk', n: 1, dedup: 'tok' });
+  });
+
+  it('of format 1 (written before format 2) is read with every digit too', () => {
+    const records = [record({ plain: 1 }), record({ ...PROPS })];
+    const { data } = asQueued({ data: ingestJobDataV1('trk', records, true), lines: null });
+    expect(queuedExact(data)).toBe(true);
+    expect(queuedTexts('1', data, null).map((t) => parseExactJson(t))).toEqual(records);
   });
 });
 
@@ -51,8 +61,8 @@ describe('a compressed block and the disk spool', () => {
 
   it('give back every digit: job → block (as the router writes it) → spool frame → record', async () => {
     const records = [record({ plain: 1 }), record({ ...PROPS }), record({ text: 'tab\tand 603851970716743426' })];
-    const data = JSON.parse(JSON.stringify(ingestJobData('trk', records, true))) as ReturnType<typeof ingestJobData>;
-    const block = entryRecords('1700-5', entryFields(recordTexts(data)));
+    const job = newIngestJob('trk', records, true);
+    const block = entryRecords('1700-5', entryFields(queuedTexts('1', job.data, job.lines)));
     expect(block.map((r) => parseExactJson(r.json))).toEqual(records);
 
     // The spiller moves a block's records to the disk as their texts, unchanged.

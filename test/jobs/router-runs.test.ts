@@ -1,9 +1,10 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { duplicatesKey, INGEST_JOB_NAME, INGEST_QUEUE, ingestJobData, recordTexts, type IngestJobData } from '../../jobs/routing/ingest-job';
+import { duplicatesKey, INGEST_QUEUE, newIngestJob, queuedRecordsKey, queuedTexts, withoutSkipped, type IngestJobData } from '../../jobs/routing/ingest-job';
+import { JobAdd } from '../../src/ingest/job-add';
 import { backlogIndexKey, backlogMember, deliveryKeys, routerCursorKey, trackerBacklogKey } from '../../jobs/delivery/keys';
 import { RulesCache } from '../../src/core/rules/compile';
-import { MAX_RUN_JOBS, planRun, routeRun, type RunJob, type RunSource } from '../../jobs/routing/route-run';
+import { MAX_RUN_BYTES, MAX_RUN_JOBS, planRun, readRun, routeRun, type RunJob, type RunSource } from '../../jobs/routing/route-run';
 import { startRouter, type Router } from '../../jobs/routing/router';
 import { entryRecords } from '../../jobs/routing/stream-entries';
 import { createLogger } from '../../src/core/logger';
@@ -66,7 +67,7 @@ const recordsOf = (job: number, count: number): TrackedRecord[] => Array.from({ 
 /** Adds the jobs in order (ids 1, 2, … in a fresh queue): job number i gets id i + 1. */
 async function addJobs(specs: Spec[]): Promise<void> {
   for (const [i, s] of specs.entries()) {
-    await queue.add(INGEST_JOB_NAME, ingestJobData(s.tracker, recordsOf(i + 1, s.records), false, s.dedup, s.partition ?? 0));
+    await new JobAdd(queue).add(newIngestJob(s.tracker, recordsOf(i + 1, s.records), false, s.dedup, s.partition ?? 0));
   }
 }
 
@@ -174,7 +175,8 @@ test('a job held outside the wait list is never passed over: the run is the cont
   const destinations: Destination[] = (await store.get('a'))!.destinations;
   const source: RunSource = { commands: redis, prefix, waitKey: queue.keys.wait!, jobPrefix: queue.toKey(''), routingOf: async () => ({ destinations, archive: false }) };
   const data = (await queue.getJob('1'))!.data;
-  const run = await planRun(source, { id: 1, data, destinations, archive: false, records: recordTexts(data) });
+  const read = await readRun(source, 1, MAX_RUN_JOBS - 1, MAX_RUN_BYTES);
+  const run = await planRun(source, { id: 1, data, destinations, archive: false, records: queuedTexts('1', data, read.inHand), exact: false }, read.behind);
   expect(run.map((j) => j.id)).toEqual([1, 2, 3]);
   expect(run.map((j) => place(j.records[0]!)[0])).toEqual([1, 2, 3]);
 });
@@ -190,10 +192,14 @@ test('jobs of a run whose worker died before BullMQ completed them are not route
   const run: RunJob[] = await Promise.all([1, 2, 3, 4, 5, 6].map(async (id) => {
     const data = (await queue.getJob(String(id)))!.data;
     const skip = id === 4 ? new Set([1]) : undefined;
-    return { id, data, destinations, archive: false, records: recordTexts(data, skip), skip };
+    const lines = await redis.get(queuedRecordsKey(queue.toKey(String(id))));
+    return { id, data, destinations, archive: false, records: withoutSkipped(queuedTexts(String(id), data, lines), skip), exact: false, skip };
   }));
-  expect(await routeRun(redis, prefix, routerCursorKey(prefix), run, new RulesCache())).toEqual({ kind: 'routed' });
+  expect(await routeRun(redis, prefix, queue.toKey(''), routerCursorKey(prefix), run, new RulesCache())).toEqual({ kind: 'routed' });
   expect(await redis.exists(duplicatesKey(prefix, 'merged'))).toBe(0);
+  // The run's records went with the routing; the jobs behind it keep theirs.
+  expect(await redis.exists(...[1, 2, 3, 4, 5, 6].map((id) => queuedRecordsKey(queue.toKey(String(id)))))).toBe(0);
+  expect(await redis.exists(queuedRecordsKey(queue.toKey('7')))).toBe(1);
   await start();
   await drained(9);
 

@@ -99,3 +99,17 @@ test('an append older than what the spool holds is refused', async () => {
   await expect(spool.append(entries(1, 2))).rejects.toThrow('out of order');
   await spool.close();
 });
+
+test('a frame of a later format is refused by name, and the file is left as it is', async () => {
+  const spool = await Spool.open(dir, null, '0-0');
+  await spool.append(entries(1, 3));
+  await spool.close();
+  const file = path.join(dir, segments()[0]!);
+  const bytes = readFileSync(file);
+  bytes.write('TSP2', 0, 'latin1');
+  writeFileSync(file, bytes);
+  const refused = await Spool.open(dir, '1003-0', '0-0').then(() => undefined, (err: unknown) => err as Error);
+  expect(refused).toBeInstanceOf(SpoolCorruptError);
+  expect(refused!.message).toContain('a frame of format TSP2 at byte 0, written by a later Tributary; this one reads TSP1');
+  expect(readFileSync(file)).toEqual(bytes);
+});

@@ -1,6 +1,6 @@
 import { Queue, Worker } from 'bullmq';
 import { Redis, type Cluster } from 'ioredis';
-import { INGEST_QUEUE, ingestJobData, type IngestJobData } from '../../../jobs/routing/ingest-job';
+import { INGEST_QUEUE, newIngestJob, type IngestJobData } from '../../../jobs/routing/ingest-job';
 import type { TrackedRecord } from '../../../src/core/records/types';
 import { createLogger } from '../../../src/core/logger';
 import { createCluster, createRedisClient, duplicateClient, infoMemoryOfMasters, isCluster, nodeForKey, parseInfoMemory, slotOf, waitForReplicas, whenConnected } from '../../../src/core/redis/cluster';
@@ -10,7 +10,8 @@ import { Keyspace } from '../../../src/core/redis/keyspace';
 import { DEFAULT_MEMORY_BUDGET, MemoryBudget } from '../../../src/core/redis/memory-budget';
 import type { RedisRole } from '../../../src/core/redis/redis';
 import { bucketExpiresAt, dedupArgs, dedupKeys, dedupMember, DUPLICATES_TTL_MS } from '../../../src/ingest/dedup';
-import { KeyedAdd } from '../../../src/ingest/keyed-add';
+import { JobAdd } from '../../../src/ingest/job-add';
+import { queuedJobRecords } from '../../helpers/queued-jobs';
 import { OwnRedisCluster } from '../../helpers/redis-cluster';
 import { TEST_REDIS_URL } from '../../helpers/redis';
 import { waitFor } from '../../helpers/wait';
@@ -263,23 +264,27 @@ describe('BullMQ on a cluster, with a hash-tagged prefix', () => {
     }
   });
 
-  test('the keyed add (BullMQ’s add and the dedup markers as one script) works through the cluster client', async () => {
+  test('the job add (BullMQ’s add, the records and the dedup markers as one script) works through the cluster client', async () => {
     const producer = await connect('producer');
     const prefix = '{t:1}';
     const queue = new Queue<IngestJobData>(INGEST_QUEUE, { connection: producer, prefix });
-    const keyed = new KeyedAdd(queue);
+    const keyed = new JobAdd(queue);
     const now = Date.now();
     const add = (token: string, ids: string[]) =>
-      keyed.add(
-        ingestJobData('tracker-1', ids.map(event), false, token),
-        dedupKeys(prefix, 'tracker-1', token, 1, now),
-        dedupArgs(bucketExpiresAt(1, now), DUPLICATES_TTL_MS, ids.map((id) => dedupMember('event', id)), ids.map((_, i) => i)),
-      );
+      keyed.add(newIngestJob('tracker-1', ids.map(event), false, token), {
+        keys: dedupKeys(prefix, 'tracker-1', token, 1, now),
+        args: dedupArgs(bucketExpiresAt(1, now), DUPLICATES_TTL_MS, ids.map((id) => dedupMember('event', id)), ids.map((_, i) => i)),
+      });
     try {
       expect(await add('token-a', ['k-1', 'k-2'])).toEqual([0, 0]);
       expect(await add('token-b', ['k-2', 'k-3'])).toEqual([1, 0]);
       const jobs = await queue.getJobs(['wait']);
-      expect(jobs.map((j) => j.data.records.map((r) => r.id)).sort()).toEqual([['k-1', 'k-2'], ['k-2', 'k-3']]);
+      const records = await Promise.all(jobs.map((j) => queuedJobRecords(producer, queue, j)));
+      expect(records.map((list) => list.map((r) => r.id)).sort()).toEqual([['k-1', 'k-2'], ['k-2', 'k-3']]);
+      // The records key is in the queue's slot, beside the job.
+      const owner = nodeForKey(producer, prefix);
+      expect(new Set((await owner.keys(`${prefix}:${INGEST_QUEUE}:*`)).map(slotOf))).toEqual(new Set([slotOf(prefix)]));
+      expect(await owner.keys(`${prefix}:${INGEST_QUEUE}:*:records`)).toHaveLength(2);
       expect(await producer.get(`${prefix}:dupes:token-b`)).toBe('0');
     } finally {
       await queue.close();
@@ -289,11 +294,11 @@ describe('BullMQ on a cluster, with a hash-tagged prefix', () => {
   test('markers outside the queue’s hash tag: Redis refuses the script (CROSSSLOT), nothing is added', async () => {
     const producer = await connect('producer');
     const queue = new Queue<IngestJobData>(INGEST_QUEUE, { connection: producer, prefix: '{t:2}' });
-    const keyed = new KeyedAdd(queue);
+    const keyed = new JobAdd(queue);
     const now = Date.now();
     try {
       const outside = dedupKeys('{t:3}', 'tracker-1', 'token-c', 1, now);
-      await expect(keyed.add(ingestJobData('tracker-1', [event('x')], false, 'token-c'), outside, dedupArgs(bucketExpiresAt(1, now), DUPLICATES_TTL_MS, [dedupMember('event', 'x')], [0]))).rejects.toThrow(/CROSSSLOT/);
+      await expect(keyed.add(newIngestJob('tracker-1', [event('x')], false, 'token-c'), { keys: outside, args: dedupArgs(bucketExpiresAt(1, now), DUPLICATES_TTL_MS, [dedupMember('event', 'x')], [0]) })).rejects.toThrow(/CROSSSLOT/);
       expect(await queue.getJobCounts('wait')).toEqual({ wait: 0 });
     } finally {
       await queue.close();

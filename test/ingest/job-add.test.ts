@@ -1,17 +1,19 @@
-import { Queue } from 'bullmq';
+import { Queue, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
-import { duplicatesKey, INGEST_QUEUE, type IngestJobData } from '../../jobs/routing/ingest-job';
+import { duplicatesKey, INGEST_QUEUE, queuedRecordsKey, type IngestJobData } from '../../jobs/routing/ingest-job';
 import type { TrackedRecord } from '../../src/core/records/types';
 import { BUCKET_HOURS, bucketStartHour, dedupMember, seenBucketKey } from '../../src/ingest/dedup';
 import { IngestWriter } from '../../src/ingest/ingest-writer';
+import { JobAdd } from '../../src/ingest/job-add';
+import { queuedJobRecords } from '../helpers/queued-jobs';
 import { Keyspace } from '../../src/core/redis/keyspace';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
 
 /**
- * A write with client keys is BullMQ's add and the dedup markers in one script: checked on real
- * Redis by what the server was sent (MONITOR) and by what the queue then holds.
+ * A write is BullMQ's add, the job's records and, with client keys, the dedup markers in one script:
+ * checked on real Redis by what the server was sent (MONITOR) and by what the queue then holds.
  */
-const prefix = uniquePrefix('keyed-add');
+const prefix = uniquePrefix('job-add');
 let redis: Redis;
 let monitorConnection: Redis;
 let queue: Queue<IngestJobData>;
@@ -22,7 +24,7 @@ beforeAll(async () => {
   monitorConnection = new Redis(TEST_REDIS_URL);
   queue = new Queue<IngestJobData>(INGEST_QUEUE, { connection: redis, prefix });
   await queue.waitUntilReady();
-  writer = new IngestWriter([queue], { timeoutMs: 5000, maxBatchRecords: 1000, maxInflight: 4, retryAfterSeconds: 1, keyspace: new Keyspace(prefix, 1), isConnected: () => redis.status === 'ready' });
+  writer = new IngestWriter([new JobAdd(queue)], { timeoutMs: 5000, maxBatchRecords: 1000, maxInflight: 4, retryAfterSeconds: 1, keyspace: new Keyspace(prefix, 1), isConnected: () => redis.status === 'ready' });
 });
 afterAll(async () => {
   await writer.close();
@@ -32,6 +34,7 @@ afterAll(async () => {
   await deletePrefix(prefix);
 });
 
+const withRecords = (jobs: Array<Job<IngestJobData>>) => Promise.all(jobs.map(async (job) => ({ job, records: await queuedJobRecords(redis, queue, job) })));
 const event = (id: string): TrackedRecord => ({ kind: 'event', id, receivedAt: '2026-11-25T00:00:00.000Z', event: 'signup', properties: { n: 1 } });
 const keyed = (records: TrackedRecord[]) => ({ windowHours: 24, members: records.map((r) => dedupMember(r.kind, r.id)) });
 
@@ -62,7 +65,8 @@ test('one script call per keyed write, no MULTI: the job and its markers enter R
 
   const jobs = (await queue.getJobs(['wait'])).filter((j) => j.data.trackerId === 't1');
   expect(jobs).toHaveLength(1);
-  expect(jobs[0]!.data.records.map((r) => r.id)).toEqual(['k-1', 'k-2']);
+  expect(jobs[0]!.data).toEqual({ v: 2, trackerId: 't1', n: 2, dedup: expect.any(String) });
+  expect((await queuedJobRecords(redis, queue, jobs[0]!)).map((r) => r.id)).toEqual(['k-1', 'k-2']);
   expect(jobs[0]!.data.dedup).toEqual(expect.any(String));
   const buckets = await redis.keys(`${prefix}:seen:t1:*`);
   expect(buckets).toHaveLength(1);
@@ -75,7 +79,7 @@ test('a retried key is answered as a duplicate and its index listed for the rout
   const duplicates = await writer.write({ trackerId: 't1', partitions: 1 }, records, keyed(records));
   expect(duplicates).toEqual([true, false]);
   const jobs = await queue.getJobs(['wait']);
-  const latest = jobs.find((j) => j.data.records[0]!.id === 'k-2')!;
+  const latest = (await withRecords(jobs)).find((j) => j.records[0]!.id === 'k-2')!.job;
   expect(await redis.get(duplicatesKey(prefix, latest.data.dedup!))).toBe('0');
 });
 
@@ -107,6 +111,15 @@ test('keyed records among unkeyed ones: the duplicates are listed by their index
   const records = [event('plain-a'), event('mix-2'), event('plain-b'), event('mix-1')];
   const members = [undefined, dedupMember('event', 'mix-2'), undefined, dedupMember('event', 'mix-1')];
   expect(await writer.write({ trackerId: 't5', partitions: 1 }, records, { windowHours: 24, members })).toEqual([false, false, false, true]);
-  const job = (await queue.getJobs(['wait'])).find((j) => j.data.records[0]!.id === 'plain-a')!;
+  const job = (await withRecords(await queue.getJobs(['wait']))).find((j) => j.records[0]!.id === 'plain-a')!.job;
   expect(await redis.get(duplicatesKey(prefix, job.data.dedup!))).toBe('3');
+});
+
+test('an unkeyed write adds the job with its records beside it, integers beyond 2^53 with every digit', async () => {
+  const records = [event('u-1'), { ...event('u-2'), properties: { big: 12345678901234567890n } }];
+  expect(await writer.write({ trackerId: 't6', partitions: 1 }, records, undefined, true)).toBeUndefined();
+  const job = (await queue.getJobs(['wait'])).find((j) => j.data.trackerId === 't6')!;
+  expect(job.data).toEqual({ v: 2, trackerId: 't6', n: 2, x: 1 });
+  expect(await queuedJobRecords(redis, queue, job)).toEqual(records);
+  expect(await redis.get(queuedRecordsKey(queue.toKey(job.id!)))).toContain('"big":12345678901234567890');
 });
