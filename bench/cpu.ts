@@ -53,8 +53,12 @@ const ONLY = new Set((process.env.BENCH_CPU_ONLY ?? 'single,array,segment,featur
 const CONNECTIONS = 32;
 const WARMUP_SECONDS = 3;
 
-/** The goals this bench reads its figures against. */
-const GOALS = { singleRatio: 1.25, p99AboveFloorMs: 2, arrayUs: 6, segmentRatio: 1.2, deliveryUs: 35 } as const;
+/**
+ * The goals this bench reads its figures against, each against the same run's floor where there is
+ * one: single events ≤ 1.25× the floor's CPU a request; arrays ≤ the floor's CPU a record + 8 µs;
+ * delivery ≤ 40 µs a record in the worker (all its threads).
+ */
+const GOALS = { singleRatio: 1.25, p99AboveFloorMs: 2, arrayAboveFloorUs: 8, segmentRatio: 1.2, deliveryUs: 40 } as const;
 
 interface Sample {
   /** Server CPU µs a record (all its threads), and of its main thread. */
@@ -185,7 +189,7 @@ async function main(): Promise<void> {
         const { a, b } = await pairs('arrays', () => measure(floor, 100, ARRAY_RATE), () => measure(tributary, 100, ARRAY_RATE));
         console.log(`arrays of 100 at ${fmt(ARRAY_RATE)} requests/s (${fmt(ARRAY_RATE * 100)} records/s)`);
         console.log(`  Koa floor   ${fmt(a.cpuUs, 2)} µs of server CPU a record (${fmt(a.mainUs, 2)} on its main thread)`);
-        console.log(`  API         ${fmt(b.cpuUs, 2)} µs (${fmt(b.mainUs, 2)}) (goal ≤ ${GOALS.arrayUs} µs: ${verdict(b.cpuUs <= GOALS.arrayUs)}), ${fmt(b.cpuUs - a.cpuUs, 2)} µs above the floor\n`);
+        console.log(`  API         ${fmt(b.cpuUs, 2)} µs (${fmt(b.mainUs, 2)}), ${fmt(b.cpuUs - a.cpuUs, 2)} µs above the floor (goal ≤ ${GOALS.arrayAboveFloorUs}: ${verdict(b.cpuUs - a.cpuUs <= GOALS.arrayAboveFloorUs)})\n`);
       }
     }
 

@@ -35,10 +35,12 @@ export async function startWorkerRuntime(
     archive?: Pick<ArchiveSupervisorOptions, 'archiver' | 'backfillEndMarginMs'>;
     /** The keys of the secrets in Redis (src/boot/secrets-keys.ts). Default: the key file the configuration names. */
     keys?: KeyFileKeyring;
+    /** History waits while this says so (jobs/delivery/delivery-loop.ts `historyHeldBack`): the API's loop is delayed. */
+    historyHeldBack?: () => boolean;
   } = {},
   sharedMemory?: MemoryBudget,
 ): Promise<WorkerRuntime> {
-  const { archive, keys = keyFileOf(config), ...supervisorOverrides } = overrides;
+  const { archive, keys = keyFileOf(config), historyHeldBack, ...supervisorOverrides } = overrides;
   const connection = createRedisClient(targetOf(redisLocation), 'worker');
   const commands = createRedisClient(targetOf(redisLocation), 'worker');
   // A worker-only process samples for itself, so its log warns at the watermarks too.
@@ -71,6 +73,7 @@ export async function startWorkerRuntime(
   const supervisor = new DeliverySupervisor(commands, store, registry, logger.child({ component: 'delivery' }), {
     ...fromConfig,
     ...supervisorOverrides,
+    delivery: { ...(supervisorOverrides.delivery ?? fromConfig.delivery), ...(historyHeldBack ? { historyHeldBack } : {}) },
     keyspace: config.keyspace,
     dataDir: config.dataDir,
     engine: config.warehouse,

@@ -49,6 +49,12 @@ export interface DeliveryLoopOptions {
   batch: BatchLimits;
   /** Records of a history batch at most (the connector's `historyBatchRecords`). Default HISTORY_BATCH_RECORDS. */
   historyBatchRecords?: number;
+  /**
+   * True while history should wait whatever the destination's own lane: in `npm start`, while the
+   * API's event loop is delayed (src/core/loop-delay.ts), so that history's CPU is not taken from
+   * live requests. Live records never wait for it.
+   */
+  historyHeldBack?: () => boolean;
   backoff: BackoffPolicy;
   /** A record answered `retry` this many times in a row is dead-lettered. Default 10. */
   maxRecordAttempts: number;
@@ -129,6 +135,9 @@ const DECODE_SLICE = 500;
  */
 const HISTORY_REST_FACTOR = 0.5;
 
+/** History that has waited this long for the API (historyHeldBack) sends one batch, then waits again. */
+const HISTORY_MAX_HOLD_MS = 5000;
+
 interface Entry {
   /** The record's id in the stream (stream-entries.ts). */
   id: string;
@@ -194,6 +203,8 @@ export class DeliveryLoop {
   private abandoned: Promise<unknown> | undefined;
   /** The history lane rests until then (HISTORY_REST_FACTOR). */
   private historyRestsUntil = 0;
+  /** Since when history has waited for the API (historyHeldBack); undefined while it does not. */
+  private historyHeldSince: number | undefined;
 
   constructor(
     private readonly redis: RedisClient,
@@ -365,6 +376,24 @@ export class DeliveryLoop {
     return Number((await this.redis.get(this.keys.queued)) ?? 0) > 0;
   }
 
+  /**
+   * Whether history must wait for the API (historyHeldBack); logged once as it starts and once as
+   * it ends. A wait longer than HISTORY_MAX_HOLD_MS lets one batch go, so that a host whose API is
+   * always busy still finishes its backfills, slowly.
+   */
+  private heldBack(): boolean {
+    let held = this.opts.historyHeldBack?.() ?? false;
+    const now = Date.now();
+    if (held && this.historyHeldSince !== undefined && now - this.historyHeldSince >= HISTORY_MAX_HOLD_MS) {
+      held = false;
+      this.historyHeldSince = now;
+    } else if (held !== (this.historyHeldSince !== undefined)) {
+      this.historyHeldSince = held ? now : undefined;
+      this.logger.debug(held ? "history waits: the API's event loop is delayed" : "history resumes: the API's event loop is not delayed");
+    }
+    return held;
+  }
+
   /** Whether history waits in the destination's history lane (jobs/history/backfill.ts). */
   private async historyWaits(): Promise<boolean> {
     return Number((await this.redis.get(this.keys.historyQueued)) ?? 0) > 0;
@@ -391,7 +420,7 @@ export class DeliveryLoop {
       held.push(...records);
       // Nothing live in hand: history may go now (unless it rests), and live records that come meanwhile wait one history batch at most.
       const resting = this.historyRestsUntil - Date.now();
-      if (held.length === 0 && resting <= 0 && (await this.historyWaits())) return 'idle';
+      if (held.length === 0 && resting <= 0 && !this.heldBack() && (await this.historyWaits())) return 'idle';
       let waitMs = held.length === 0 && resting > 0 ? Math.min(resting, this.opts.pollMs) : this.opts.pollMs;
       if (held.length > 0) {
         const age = Date.now() - streamIdTime(held[0]!.id);

@@ -3,6 +3,7 @@ import { createDefaultRegistry } from '../../connectors';
 import { startWorkerRuntime } from '../../jobs/worker-runtime';
 import { loadConfig } from '../core/config';
 import { createLogger } from '../core/logger';
+import { historyHeldBackBy, loopDelayReader } from '../core/loop-delay';
 import { keyFileOf } from '../core/secrets/key-file';
 import type { DeliveryThreadData, FromThread, ToThread } from './delivery-thread';
 import { watchSecretsKeys } from './secrets-keys';
@@ -17,7 +18,8 @@ async function run(data: DeliveryThreadData): Promise<void> {
     const registry = createDefaultRegistry().loadAll();
     // Its own keyring, read from the same key file and watched as the API's is.
     const keys = keyFileOf(config);
-    const runtime = await startWorkerRuntime(config, data.redis, registry, logger, { keys });
+    const historyHeldBack = data.apiLoopDelay && historyHeldBackBy(loopDelayReader(data.apiLoopDelay), config.delivery.historyMaxApiDelayMs);
+    const runtime = await startWorkerRuntime(config, data.redis, registry, logger, { keys, ...(historyHeldBack ? { historyHeldBack } : {}) });
     const stopWatchingKeys = watchSecretsKeys(keys, runtime.store, logger);
     port.on('message', (m: ToThread) => {
       if (m.type !== 'stop') return;

@@ -9,6 +9,8 @@ export interface DeliveryThreadData {
   redis: RedisTarget;
   /** The role name its log lines carry, as the process's do. */
   role: string;
+  /** The API's event-loop delay, written by the process's thread (src/core/loop-delay.ts); none: history never waits for it. */
+  apiLoopDelay?: SharedArrayBuffer;
 }
 
 /** Messages between the process and its delivery thread. */
@@ -42,10 +44,10 @@ export function threadOptions(execArgv: readonly string[]): { execArgv: string[]
  * `onCrash` hears a thread that ends by itself: the process then has no delivery, and should exit
  * for its supervisor to start it again.
  */
-export async function startDeliveryThread(redis: RedisTarget, role: string, logger: Logger, onCrash: (err: Error) => void): Promise<DeliveryThread> {
+export async function startDeliveryThread(redis: RedisTarget, role: string, logger: Logger, onCrash: (err: Error) => void, apiLoopDelay?: SharedArrayBuffer): Promise<DeliveryThread> {
   // The entry beside this file, compiled (.js) or run from the sources (.ts, under tsx, which the thread inherits through execArgv).
   const entry = path.join(__dirname, `delivery-thread-main${path.extname(__filename)}`);
-  const data: DeliveryThreadData = { kind: 'tributary-delivery', redis, role };
+  const data: DeliveryThreadData = { kind: 'tributary-delivery', redis, role, ...(apiLoopDelay ? { apiLoopDelay } : {}) };
   const worker = new Worker(entry, { workerData: data, ...threadOptions(process.execArgv) });
   let stopping = false;
 

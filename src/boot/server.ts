@@ -13,6 +13,7 @@ import { exitOnStopSignal } from './stop-signal';
 import { keyFileOf } from '../core/secrets/key-file';
 import { prepareSecrets, watchSecretsKeys } from './secrets-keys';
 import { startDeliveryThread, type DeliveryThread } from './delivery-thread';
+import { historyHeldBackBy, LoopDelayWatch, loopDelayReader } from '../core/loop-delay';
 
 /** `all` (npm start): API and workers in one process. `api` and `worker` run one half each, for scale-out. */
 type Role = 'all' | 'api' | 'worker';
@@ -47,22 +48,32 @@ async function runOneProcess(role: Role, config: Readonly<Config>, logger: Logge
     logger.info({ url: config.publicUrl }, 'tributary API listening');
   }
   let thread: DeliveryThread | undefined;
+  // With the API in this process, history waits while the API's loop is delayed (src/core/loop-delay.ts).
+  const apiLoop = role === 'all' && config.delivery.historyMaxApiDelayMs > 0 ? new LoopDelayWatch().start() : undefined;
   if (role === 'all' && config.delivery.inThread) {
-    thread = await startDeliveryThread(redis.target, role, logger, (err) => {
-      // Without its delivery the process would accept records it never delivers: exit, for the supervisor to start it again.
-      logger.fatal({ err: err.message }, 'the delivery thread stopped; exiting');
-      process.exit(1);
-    });
+    thread = await startDeliveryThread(
+      redis.target,
+      role,
+      logger,
+      (err) => {
+        // Without its delivery the process would accept records it never delivers: exit, for the supervisor to start it again.
+        logger.fatal({ err: err.message }, 'the delivery thread stopped; exiting');
+        process.exit(1);
+      },
+      apiLoop?.buffer,
+    );
     logger.info({ connectors: thread.connectors }, 'tributary workers delivering (delivery thread)');
   } else if (role !== 'api') {
     // In one process with the API: one sampler, one set of memory warnings.
-    worker = await startWorkerRuntime(config, redis.target, registry, logger, { keys }, api?.memory);
+    const historyHeldBack = apiLoop && historyHeldBackBy(loopDelayReader(apiLoop.buffer), config.delivery.historyMaxApiDelayMs);
+    worker = await startWorkerRuntime(config, redis.target, registry, logger, { keys, ...(historyHeldBack ? { historyHeldBack } : {}) }, api?.memory);
     logger.info({ connectors: registry.types() }, 'tributary workers delivering');
   }
   const stopWatchingKeys = watchSecretsKeys(keys, (api?.store ?? worker?.store)!, logger);
 
   exitOnStopSignal(logger, config.shutdownTimeoutMs, async () => {
     stopWatchingKeys();
+    apiLoop?.stop();
     await server?.close();
     await api?.close();
     await thread?.close();

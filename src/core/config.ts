@@ -59,6 +59,7 @@ const EnvSchema = z.object({
   RETRY_AFTER_SECONDS: int(5, 1),
   SHUTDOWN_TIMEOUT_MS: int(10_000, 0),
   DELIVERY_THREAD: bool(true),
+  HISTORY_MAX_API_DELAY_MS: int(40, 0),
   DELIVERY_LEASE_MS: int(15_000, 100),
   DELIVERY_DISCOVER_INTERVAL_MS: int(2000, 10),
   DELIVERY_BACKOFF_BASE_MS: int(500, 1),
@@ -207,6 +208,12 @@ export interface Config {
      * Default true; false runs them on the API's event loop, as before.
      */
     inThread: boolean;
+    /**
+     * In `npm start`, history (backfills, imports) waits while the API's event-loop delay, the 99th
+     * percentile over the last half second, is above this (src/core/loop-delay.ts); live records
+     * never wait for it. 0: history goes whatever the API's loop. Default 40 ms.
+     */
+    historyMaxApiDelayMs: number;
     /** Lease of a destination: another worker takes over this long after its holder dies. Default 15 s. */
     leaseMs: number;
     /** How often workers re-read trackers to start, stop or restart destinations. Default 2 s. */
@@ -365,6 +372,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     trafficFlushMs: e.TRAFFIC_FLUSH_MS,
     delivery: Object.freeze({
       inThread: e.DELIVERY_THREAD,
+      historyMaxApiDelayMs: e.HISTORY_MAX_API_DELAY_MS,
       leaseMs: e.DELIVERY_LEASE_MS,
       discoverIntervalMs: e.DELIVERY_DISCOVER_INTERVAL_MS,
       backoffBaseMs: e.DELIVERY_BACKOFF_BASE_MS,
