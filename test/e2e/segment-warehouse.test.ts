@@ -60,7 +60,7 @@ test('identify, page and track from @segment/analytics-node land as a user, a se
   analytics.identify({ userId: 'user-9', traits: { plan: 'pro' } });
   await analytics.closeAndFlush();
 
-  const events = await query("select _event, _uid, _sid, context_campaign_source, context_page_url, context_library_name from events order by _event_at, _event", 2);
+  const events = await query("select _event, _uid, _sid, context_campaign_source, context_page_url, context_library_name from events order by _uid, _event", 2);
   expect(events).toEqual([
     ['page_view', 'anon-9', 'anon-9:1795000000000', 'news', 'https://shop.example/?utm_source=news', '@segment/analytics-node'],
     ['Order Completed', 'user-9', 'anon-9:1795000000000', 'news', 'https://shop.example/?utm_source=news', '@segment/analytics-node'],
