@@ -73,7 +73,7 @@ export function dedupArgs(expiresAtMs: number, duplicatesTtlMs: number, members:
 
 /**
  * Marks a job's client-keyed records as seen and names the ones seen before. Runs in the same
- * script as the job's BullMQ add (src/ingest/keyed-add.ts), so a marker never exists without its record nor a record without
+ * script as the job's BullMQ add (src/ingest/job-add.ts), so a marker never exists without its record nor a record without
  * its marker. KEYS: duplicates list, the current set, the older sets of the window (newest first).
  * ARGV: see dedupArgs. A key repeated within the call is a duplicate from its second occurrence.
  * Returns, per keyed record, 1 for a duplicate and 0 for a first sighting; the duplicates' job
