@@ -1,4 +1,4 @@
-import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
 
 /**
  * The API's event-loop delay, measured where the API runs and read where history is delivered:
@@ -16,33 +16,46 @@ export function loopDelayBuffer(): SharedArrayBuffer {
   return new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT);
 }
 
+/** How often the loop is sampled: a timer this often, whose lateness is the loop's delay. */
+const SAMPLE_MS = 10;
+
 /**
  * Watches this thread's event loop: every LOOP_DELAY_WINDOW_MS, the 99th percentile of its delay
- * over the window just ended, in whole milliseconds, into `buffer`.
+ * over the window just ended, in whole milliseconds, into `buffer`. The delay is sampled by a timer
+ * of its own (how late each tick comes), not by `monitorEventLoopDelay`, whose reset forgets when
+ * it last sampled: a stall that begins right after a window's reset was not counted at all.
  */
 export class LoopDelayWatch {
-  private readonly histogram: IntervalHistogram = monitorEventLoopDelay({ resolution: 10 });
+  private readonly histogram: RecordableHistogram = createHistogram();
   private readonly cell: Int32Array;
-  private timer: NodeJS.Timeout | undefined;
+  private sampler: NodeJS.Timeout | undefined;
+  private publisher: NodeJS.Timeout | undefined;
 
   constructor(readonly buffer: SharedArrayBuffer = loopDelayBuffer()) {
     this.cell = new Int32Array(buffer);
   }
 
   start(windowMs = LOOP_DELAY_WINDOW_MS): this {
-    this.histogram.enable();
-    this.timer = setInterval(() => {
-      // The histogram is in nanoseconds; an empty window (no sample yet) reads as 0.
-      Atomics.store(this.cell, 0, Math.round(this.histogram.percentile(99) / 1e6));
+    let last = performance.now();
+    this.sampler = setInterval(() => {
+      const now = performance.now();
+      this.histogram.record(Math.max(1, Math.round(now - last - SAMPLE_MS)));
+      last = now;
+    }, SAMPLE_MS);
+    this.publisher = setInterval(() => {
+      // How late the sampler is now counts too: a stall still under way when the window ends.
+      const pending = Math.round(performance.now() - last - SAMPLE_MS);
+      Atomics.store(this.cell, 0, Math.max(this.histogram.count > 0 ? this.histogram.percentile(99) : 0, pending));
       this.histogram.reset();
     }, windowMs);
-    this.timer.unref();
+    this.sampler.unref();
+    this.publisher.unref();
     return this;
   }
 
   stop(): void {
-    clearInterval(this.timer);
-    this.histogram.disable();
+    clearInterval(this.sampler);
+    clearInterval(this.publisher);
   }
 }
 
