@@ -32,6 +32,12 @@ export interface IngestJobData {
   /** How many records the job holds (its records key has as many lines; none when 0). */
   n: number;
   /**
+   * The receive time the job's records share (most of them: a job coalesces requests of one or a
+   * few milliseconds). A line without its own `receivedAt` has this one: the router writes it back
+   * where it was, right after the record's `id` (withReceivedAt), so the stream holds the edge's text.
+   */
+  at?: string;
+  /**
    * 1 when some record may hold an integer beyond 2^53: its line has the integer with all its
    * digits, which only parseExactJson reads without rounding (src/core/records/exact-json.ts).
    */
@@ -93,9 +99,59 @@ export function newIngestJob(trackerId: string, records: readonly TrackedRecord[
     }
     return JSON.stringify(record);
   });
+  const at = records[0]?.receivedAt;
+  const shared = at === undefined ? undefined : withoutSharedReceivedAt(texts, records, at);
+  if (shared) data.at = at;
   if (exact) data.x = 1;
   if (dedup !== undefined) data.dedup = dedup;
-  return { data, lines: texts.join('\n') };
+  return { data, lines: (shared ?? texts).join('\n') };
+}
+
+/** What a record's receive time follows in its text, and how it starts. */
+const RECEIVED_AT = ',"receivedAt":"';
+const ID = '","id":"';
+
+/**
+ * Where a record's text has its receive time: right after its `id` (normalizeRecord's key order:
+ * kind, id, receivedAt), as the index of the comma before it; -1 when the text is not in that
+ * order. The id's closing quote is the first `","` after the id starts: within a JSON string a
+ * quote is always escaped, so that sequence cannot be inside it.
+ */
+function receivedAtIndex(text: string): number {
+  if (!text.startsWith('{"kind":"')) return -1;
+  const id = text.indexOf(ID);
+  if (id < 0) return -1;
+  const end = text.indexOf('","', id + ID.length);
+  if (end < 0) return -1;
+  return text.startsWith(RECEIVED_AT, end + 1) ? end + 1 : -1;
+}
+
+/**
+ * The texts with `"receivedAt":"<at>"` left out where a record's receive time is `at`; undefined
+ * (nothing left out) unless every text has its receive time right after its id, so that the
+ * router can tell a line without one (withReceivedAt) from a line in another order.
+ */
+function withoutSharedReceivedAt(texts: readonly string[], records: readonly TrackedRecord[], at: string): string[] | undefined {
+  const out: string[] = [];
+  const cut = RECEIVED_AT.length + at.length + 1;
+  for (let i = 0; i < texts.length; i++) {
+    const text = texts[i]!;
+    const record = records[i]!;
+    // Where it is when the id needs no escaping (`{"kind":"<kind>","id":"<id>"` then the comma): checked, else searched for.
+    const guess = 9 + record.kind.length + ID.length + record.id.length + 1;
+    const index = text.startsWith(RECEIVED_AT, guess) && text.charCodeAt(guess - 1) === 34 ? guess : receivedAtIndex(text);
+    if (index < 0) return undefined;
+    out.push(record.receivedAt === at ? text.slice(0, index) + text.slice(index + cut) : text);
+  }
+  return out;
+}
+
+/** A line of a job with a shared receive time, with `receivedAt` written back right after its id when it has none. */
+function withReceivedAt(line: string, at: string): string {
+  const id = line.indexOf(ID);
+  const end = id < 0 ? -1 : line.indexOf('","', id + ID.length);
+  if (end < 0) throw new UnreadableJobError(`a line of an ingest job is not a record as the edge writes it: ${line.slice(0, 80)}`);
+  return line.startsWith(RECEIVED_AT, end + 1) ? line : `${line.slice(0, end + 1)}${RECEIVED_AT}${at}"${line.slice(end + 1)}`;
 }
 
 /** A job's data of a version this relay cannot read. */
@@ -125,7 +181,8 @@ export function queuedTexts(jobId: string, data: QueuedJobData, lines: string | 
   if (lines === null) throw new UnreadableJobError(`ingest job ${jobId}'s records are missing from Redis although the job was not routed`);
   const texts = lines.split('\n');
   if (texts.length !== data.n) throw new UnreadableJobError(`ingest job ${jobId} says it holds ${data.n} records and its records key holds ${texts.length}`);
-  return texts;
+  const at = data.at;
+  return at === undefined ? texts : texts.map((line) => withReceivedAt(line, at));
 }
 
 /** Whether a queued job's texts may hold integers beyond 2^53 (read them with parseExactJson). */

@@ -68,7 +68,7 @@ test('one script call per keyed write, no MULTI: the job and its markers enter R
 
   const jobs = (await queue.getJobs(['wait'])).filter((j) => j.data.trackerId === 't1');
   expect(jobs).toHaveLength(1);
-  expect(jobs[0]!.data).toEqual({ v: 2, trackerId: 't1', n: 2, dedup: expect.any(String) });
+  expect(jobs[0]!.data).toEqual({ v: 2, trackerId: 't1', n: 2, at: '2026-11-25T00:00:00.000Z', dedup: expect.any(String) });
   expect((await queuedJobRecords(redis, queue, jobs[0]!)).map((r) => r.id)).toEqual(['k-1', 'k-2']);
   expect(jobs[0]!.data.dedup).toEqual(expect.any(String));
   const buckets = await redis.keys(`${prefix}:seen:t1:*`);
@@ -122,7 +122,7 @@ test('an unkeyed write adds the job with its records beside it, integers beyond 
   const records = [event('u-1'), { ...event('u-2'), properties: { big: 12345678901234567890n } }];
   expect(await writer.write({ trackerId: 't6', partitions: 1 }, records, undefined, true)).toBeUndefined();
   const job = (await queue.getJobs(['wait'])).find((j) => j.data.trackerId === 't6')!;
-  expect(job.data).toEqual({ v: 2, trackerId: 't6', n: 2, x: 1 });
+  expect(job.data).toEqual({ v: 2, trackerId: 't6', n: 2, at: '2026-11-25T00:00:00.000Z', x: 1 });
   expect(await queuedJobRecords(redis, queue, job)).toEqual(records);
   expect(await redis.get(queuedRecordsKey(queue.toKey(job.id!)))).toContain('"big":12345678901234567890');
 });

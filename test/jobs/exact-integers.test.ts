@@ -31,7 +31,7 @@ describe('the ingest job', () => {
   it('carries every digit in its records\' lines and says so in its data', () => {
     const records = [record({ plain: 1 }), record({ ...PROPS })];
     const { data, lines } = asQueued(newIngestJob('trk', records, true));
-    expect(data).toEqual({ v: 2, trackerId: 'trk', n: 2, x: 1 });
+    expect(data).toEqual({ v: 2, trackerId: 'trk', n: 2, at: '2026-11-25T00:00:00.000Z', x: 1 });
     expect(queuedExact(data)).toBe(true);
     expect(queuedTexts('1', data, lines).map((t) => parseExactJson(t))).toEqual(records);
     expect(withoutSkipped(queuedTexts('1', data, lines), new Set([0])).map((t) => parseExactJson(t))).toEqual([records[1]]);
@@ -39,8 +39,8 @@ describe('the ingest job', () => {
 
   it('is the plain shape when no record holds such an integer', () => {
     const records = [record({ n: 1 })];
-    expect(newIngestJob('trk', records, true).data).toEqual({ v: 2, trackerId: 'trk', n: 1 });
-    expect(newIngestJob('trk', records, false, 'tok').data).toEqual({ v: 2, trackerId: 'trk', n: 1, dedup: 'tok' });
+    expect(newIngestJob('trk', records, true).data).toEqual({ v: 2, trackerId: 'trk', n: 1, at: '2026-11-25T00:00:00.000Z' });
+    expect(newIngestJob('trk', records, false, 'tok').data).toEqual({ v: 2, trackerId: 'trk', n: 1, at: '2026-11-25T00:00:00.000Z', dedup: 'tok' });
   });
 
   it('of format 1 (written before format 2) is read with every digit too', () => {
