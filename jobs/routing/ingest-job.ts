@@ -112,18 +112,20 @@ const RECEIVED_AT = ',"receivedAt":"';
 const ID = '","id":"';
 
 /**
- * Where a record's text has its receive time: right after its `id` (normalizeRecord's key order:
- * kind, id, receivedAt), as the index of the comma before it; -1 when the text is not in that
- * order. The id's closing quote is the first `","` after the id starts: within a JSON string a
- * quote is always escaped, so that sequence cannot be inside it.
+ * The index of the closing quote of a record text's `id` (normalizeRecord's key order: kind, id,
+ * receivedAt, …), or -1 for a text not in that order. The closing quote is the first `","` after
+ * the id starts: within a JSON string a quote is always escaped, so that sequence cannot be inside it.
  */
-function receivedAtIndex(text: string): number {
+function idEnd(text: string): number {
   if (!text.startsWith('{"kind":"')) return -1;
   const id = text.indexOf(ID);
-  if (id < 0) return -1;
-  const end = text.indexOf('","', id + ID.length);
-  if (end < 0) return -1;
-  return text.startsWith(RECEIVED_AT, end + 1) ? end + 1 : -1;
+  return id < 0 ? -1 : text.indexOf('","', id + ID.length);
+}
+
+/** Where a record's text has its receive time, right after its id, as the index of the comma before it; -1 when it is not there. */
+function receivedAtIndex(text: string): number {
+  const end = idEnd(text);
+  return end >= 0 && text.startsWith(RECEIVED_AT, end + 1) ? end + 1 : -1;
 }
 
 /**
@@ -148,8 +150,7 @@ function withoutSharedReceivedAt(texts: readonly string[], records: readonly Tra
 
 /** A line of a job with a shared receive time, with `receivedAt` written back right after its id when it has none. */
 function withReceivedAt(line: string, at: string): string {
-  const id = line.indexOf(ID);
-  const end = id < 0 ? -1 : line.indexOf('","', id + ID.length);
+  const end = idEnd(line);
   if (end < 0) throw new UnreadableJobError(`a line of an ingest job is not a record as the edge writes it: ${line.slice(0, 80)}`);
   return line.startsWith(RECEIVED_AT, end + 1) ? line : `${line.slice(0, end + 1)}${RECEIVED_AT}${at}"${line.slice(end + 1)}`;
 }

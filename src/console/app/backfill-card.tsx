@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
-import { api, messageOf } from './api.js';
+import { api } from './api.js';
+import { useAction } from './hooks.js';
 import { Alert, Field, Status } from './components.js';
 import { formatCount, formatTime } from './format.js';
 import type { Backfill, DestinationView } from './types.js';
@@ -23,26 +24,16 @@ export function BackfillCard({ trackerId, destination, onChanged, editor = true 
   const [since, setSince] = useState('');
   const [until, setUntil] = useState('');
   const [upserts, setUpserts] = useState(true);
-  const [error, setError] = useState<string | null>(null);
-  const [status, setStatus] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const action = useAction();
+  const { busy, error, status } = action;
   const b = destination.backfill;
   const running = b?.state === 'running';
 
-  const run = async (action: () => Promise<unknown>, done: string) => {
-    setBusy(true);
-    setError(null);
-    setStatus(null);
-    try {
-      await action();
-      setStatus(done);
+  const run = (change: () => Promise<unknown>, done: string) =>
+    action.run(async () => {
+      await change();
       onChanged();
-    } catch (err) {
-      setError(messageOf(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+    }, done);
 
   const start = (e: Event) => {
     e.preventDefault();

@@ -63,3 +63,34 @@ export function useLoad<T>(fetcher: () => Promise<T>, key: string, intervalMs?: 
 
   return { data, error, loading, reload, setData };
 }
+
+export interface Action {
+  busy: boolean;
+  error: string | null;
+  status: string | null;
+  /** Runs `action` with the form busy; shows `done` once it succeeds, its error otherwise. Whether it succeeded. */
+  run: (action: () => Promise<unknown>, done: string) => Promise<boolean>;
+}
+
+/** One button's (or one form's) action: busy while it runs, then a status line or an error. */
+export function useAction(): Action {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [status, setStatus] = useState<string | null>(null);
+  const run = async (action: () => Promise<unknown>, done: string): Promise<boolean> => {
+    setBusy(true);
+    setError(null);
+    setStatus(null);
+    try {
+      await action();
+      setStatus(done);
+      return true;
+    } catch (err) {
+      setError(messageOf(err));
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, error, status, run };
+}

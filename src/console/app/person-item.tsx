@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { accessApi } from './access-api.js';
 import type { InstanceRole, Invitation, Person } from './access-types.js';
-import { messageOf } from './api.js';
+import { useAction } from './hooks.js';
 import { Alert, ConfirmButton, CopyField, Field, Status } from './components.js';
 import { formatTime } from './format.js';
 import { GrantsPicker, grantsText, RoleField, type Grants } from './grants-picker.js';
@@ -26,26 +26,8 @@ export function PersonItem({ person, trackers, isMe, onChanged }: { person: Pers
   const [role, setRole] = useState<InstanceRole>(person.role);
   const [grants, setGrants] = useState<Grants>(person.trackers);
   const [invitation, setInvitation] = useState<Invitation | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [status, setStatus] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, status, run } = useAction();
   const headingId = `person-${person.id}`;
-
-  const run = async (action: () => Promise<unknown>, done: string) => {
-    setBusy(true);
-    setError(null);
-    setStatus(null);
-    try {
-      await action();
-      setStatus(done);
-      return true;
-    } catch (err) {
-      setError(messageOf(err));
-      return false;
-    } finally {
-      setBusy(false);
-    }
-  };
 
   const startEditing = () => {
     setRole(person.role);
