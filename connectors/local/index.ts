@@ -91,10 +91,10 @@ function createLocalWriter(ctx: DestinationContext<LocalSettings>): DestinationW
   const guard = (signal: AbortSignal) => guardWrite(`the local warehouse writer for ${file}`, closed, signal);
 
   return {
-    async write(records, signal) {
+    async write(records, signal, options) {
       guard(signal);
       if (records.length === 0) return [];
-      return writeRecovering({ warehouse, file, maxColumns, logger: ctx.logger, signal }, records);
+      return writeRecovering({ warehouse, file, maxColumns, logger: ctx.logger, signal, resend: options?.resend ?? true }, records);
     },
     async test(signal) {
       guard(signal);

@@ -27,7 +27,7 @@ export function fixedColumns(kind: RecordKind): FixedColumn[] {
 
 /**
  * `CREATE TABLE IF NOT EXISTS` for a kind. The key column is the PRIMARY KEY: it makes event
- * appends idempotent (`ON CONFLICT DO NOTHING`) and gives upserts their conflict target. Columns
+ * appends idempotent (write-events.ts) and gives upserts their conflict target. Columns
  * every record has are NOT NULL, so a malformed record is refused by the database, not stored half.
  */
 export function createTableSql(kind: RecordKind): string {

@@ -4,11 +4,11 @@ import type { RecordOutcome } from '../types';
 import { coalesceUpserts } from '../shared/coalesce-upserts';
 import { writeIsolatingDataErrors } from '../shared/isolate-data-errors';
 import { errorMessage, isDataError } from './duckdb-errors';
-import { writeEvents } from './write-events';
+import { StoredEventError, writeEvents, type StoredEvents } from './write-events';
 import { writeUpserts } from './write-upserts';
 
 /** Writes records of all three kinds in one transaction: all of them, or (on any error) none. */
-async function applyAll(conn: DuckDBConnection, records: readonly TrackedRecord[], maxColumns: number): Promise<void> {
+async function applyAll(conn: DuckDBConnection, records: readonly TrackedRecord[], maxColumns: number, stored: StoredEvents): Promise<void> {
   const users = records.filter((r) => r.kind === 'user');
   const sessions = records.filter((r) => r.kind === 'session');
   const events = records.filter((r) => r.kind === 'event');
@@ -16,7 +16,7 @@ async function applyAll(conn: DuckDBConnection, records: readonly TrackedRecord[
   try {
     if (users.length > 0) await writeUpserts(conn, 'user', coalesceUpserts('user', users).changes, maxColumns);
     if (sessions.length > 0) await writeUpserts(conn, 'session', coalesceUpserts('session', sessions).changes, maxColumns);
-    if (events.length > 0) await writeEvents(conn, events, maxColumns);
+    if (events.length > 0) await writeEvents(conn, events, maxColumns, stored);
     await conn.run('COMMIT');
   } catch (err) {
     await conn.run('ROLLBACK').catch(() => undefined);
@@ -24,7 +24,28 @@ async function applyAll(conn: DuckDBConnection, records: readonly TrackedRecord[
   }
 }
 
-/** Writes one batch in one transaction; a data error is isolated to its records (connectors/shared/isolate-data-errors.ts). */
-export function writeBatch(conn: DuckDBConnection, records: readonly TrackedRecord[], maxColumns: number): Promise<RecordOutcome[]> {
-  return writeIsolatingDataErrors({ apply: (batch) => applyAll(conn, batch, maxColumns), isDataError, refused: (err) => `the local warehouse refused this record: ${errorMessage(err)}` }, records);
+/**
+ * Events go in by the cheaper plain INSERT unless some may be stored already (`resend`); a batch
+ * that meets a stored event anyway (a client sending an `_id` again) is rolled back and written
+ * again skipping them.
+ */
+async function applyEventsOnce(conn: DuckDBConnection, records: readonly TrackedRecord[], maxColumns: number, resend: boolean): Promise<void> {
+  if (resend) return applyAll(conn, records, maxColumns, 'skip');
+  try {
+    await applyAll(conn, records, maxColumns, 'refuse');
+  } catch (err) {
+    if (!(err instanceof StoredEventError)) throw err;
+    await applyAll(conn, records, maxColumns, 'skip');
+  }
+}
+
+/**
+ * Writes one batch in one transaction; a data error is isolated to its records
+ * (connectors/shared/isolate-data-errors.ts). `resend`: some of the records may be stored already.
+ */
+export function writeBatch(conn: DuckDBConnection, records: readonly TrackedRecord[], maxColumns: number, resend: boolean): Promise<RecordOutcome[]> {
+  return writeIsolatingDataErrors(
+    { apply: (batch) => applyEventsOnce(conn, batch, maxColumns, resend), isDataError, refused: (err) => `the local warehouse refused this record: ${errorMessage(err)}` },
+    records,
+  );
 }

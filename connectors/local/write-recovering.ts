@@ -12,6 +12,8 @@ export interface RecoveringWrite {
   maxColumns: number;
   logger: Logger;
   signal: AbortSignal;
+  /** Some of the records may be stored already (WriteOptions.resend). */
+  resend: boolean;
 }
 
 /**
@@ -33,7 +35,7 @@ export async function writeRecovering(w: RecoveringWrite, records: readonly Trac
   let reopenedForKeys = false;
   for (;;) {
     try {
-      return await w.warehouse.use(w.signal, (conn) => writeBatch(conn, records, w.maxColumns));
+      return await w.warehouse.use(w.signal, (conn) => writeBatch(conn, records, w.maxColumns, w.resend));
     } catch (err) {
       if (isOutOfMemoryError(err)) {
         const raised = await w.warehouse.raiseMemoryLimit(w.signal);

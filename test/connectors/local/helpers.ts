@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { localConnector, queryWarehouse, type LocalSettings } from '../../../connectors/local';
-import type { DestinationWriter, RecordOutcome } from '../../../connectors/types';
+import type { DestinationWriter, RecordOutcome, WriteOptions } from '../../../connectors/types';
 import { createLogger } from '../../../src/core/logger';
 import type { JsonValue, TrackedRecord } from '../../../src/core/records/types';
 
@@ -15,7 +15,8 @@ export interface LocalFixture {
   /** The warehouse file of TRACKER with default settings. */
   file: string;
   writer: DestinationWriter;
-  write: (records: TrackedRecord[]) => Promise<RecordOutcome[]>;
+  /** Without options the writer is not told whether the records may be stored already. */
+  write: (records: TrackedRecord[], options?: WriteOptions) => Promise<RecordOutcome[]>;
   /** Rows of a query as objects, through the read-only helper. */
   rows: (sql: string) => Promise<Array<Record<string, JsonValue>>>;
   cleanup: () => Promise<void>;
@@ -36,7 +37,7 @@ export async function openFixture(settings: LocalSettings = {}): Promise<LocalFi
     dataDir,
     file,
     writer,
-    write: (records) => writer.write(records, new AbortController().signal),
+    write: (records, options) => writer.write(records, new AbortController().signal, options),
     rows: async (sql) => {
       const result = await queryWarehouse(file, sql);
       return result.rows.map((row) => Object.fromEntries(result.columns.map((c, i) => [c, row[i] as JsonValue])));
