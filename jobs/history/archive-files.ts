@@ -1,6 +1,6 @@
 import { mkdir, open, readdir, rm, stat, truncate, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { encodeFrame, readFrame, scanFrames, syncDirectory, type FramedEntry } from '../spill/frames';
+import { encodePartsFrame, partsSpan, readFrame, scanFrames, syncDirectory, type FramedEntry, type FramePart } from '../spill/frames';
 import { compareStreamIds, streamIdTime } from '../delivery/keys';
 
 /**
@@ -81,16 +81,17 @@ export class ArchiveFiles {
     return files;
   }
 
-  /** Appends one frame of `entries` (after `lastId`, in id order) and fsyncs it. */
-  async append(entries: readonly FramedEntry[]): Promise<void> {
-    if (entries.length === 0) return;
-    if (this.lastId !== null && compareStreamIds(entries[0]!.id, this.lastId) <= 0) throw new Error(`archive append out of order: ${entries[0]!.id} after ${this.lastId}`);
-    const frame = await encodeFrame(entries);
-    const w = await this.writable(dayOfId(entries[0]!.id));
+  /** Appends one frame of `parts` (none empty, after `lastId`, in id order) and fsyncs it. */
+  async append(parts: readonly FramePart[]): Promise<void> {
+    if (parts.length === 0) return;
+    const { first, last } = partsSpan(parts);
+    if (this.lastId !== null && compareStreamIds(first, this.lastId) <= 0) throw new Error(`archive append out of order: ${first} after ${this.lastId}`);
+    const frame = await encodePartsFrame(parts);
+    const w = await this.writable(dayOfId(first));
     await w.fh.write(frame, 0, frame.length, w.size);
     await w.fh.sync();
     w.size += frame.length;
-    this.lastId = entries.at(-1)!.id;
+    this.lastId = last;
   }
 
   /**

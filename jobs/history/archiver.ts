@@ -7,7 +7,9 @@ import type { LeaderLock } from '../delivery/leader-lock';
 import type { Backfiller } from './backfill';
 import type { Tracker } from '../../src/core/trackers/types';
 import { compareStreamIds, entryIdOf, nextStreamId, type ArchiveKeys } from '../delivery/keys';
-import { readWholeEntries } from '../delivery/stream-read';
+import { readEntriesAfter } from '../delivery/stream-read';
+import { partsSpan } from '../spill/frames';
+import { archiveParts } from './archive-parts';
 
 /**
  * Commits an archived frame: Redis lets go of the records the frame holds, if this process still
@@ -145,18 +147,19 @@ export class Archiver {
   async archiveFrame(): Promise<number> {
     const archived = await this.redis.get(this.keys.archived);
     await this.reportGap(archived);
-    const entries = await readWholeEntries(this.redis, this.keys.stream, archived ?? '0-0', this.opts.frameRecords);
-    if (entries.length === 0) return 0;
-    await this.files.append(entries);
-    const last = entries.at(-1)!.id;
+    const cursor = archived ?? '0-0';
+    const parts = await archiveParts(await readEntriesAfter(this.redis, this.keys.stream, cursor, this.opts.frameRecords), cursor);
+    if (parts.length === 0) return 0;
+    await this.files.append(parts);
+    const { last, count } = partsSpan(parts);
     let committed: unknown;
     try {
-      committed = await this.redis.eval(COMMIT_ARCHIVE, 4, this.keys.lock, this.keys.archived, this.keys.stream, this.keys.status, this.lock.token, archived ?? '', last, nextStreamId(entryIdOf(last)), entries.length);
+      committed = await this.redis.eval(COMMIT_ARCHIVE, 4, this.keys.lock, this.keys.archived, this.keys.stream, this.keys.status, this.lock.token, archived ?? '', last, nextStreamId(entryIdOf(last)), count);
     } catch (err) {
       throw new ArchiveStoppedError(`committing an archived frame failed: ${(err as Error).message}`);
     }
     if (committed !== 1) throw new ArchiveStoppedError(committed === 0 ? 'the archive lease was lost' : 'the archive files and Redis disagree on what was archived');
-    return entries.length;
+    return count;
   }
 
   /** Deletes the days past the retention, and reports what the files hold. */

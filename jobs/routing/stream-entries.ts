@@ -65,6 +65,19 @@ export function entryQueuedSince(id: string, fields: ReadonlyArray<string | Buff
   return t === undefined ? streamIdTime(id) : Number(String(t));
 }
 
+/** The record texts of a `b1` block (its deflated bytes). */
+export function blockTexts(block: Buffer): string[] {
+  return inflateRawSync(block, { dictionary: DICTIONARY_1 }).toString('utf8').split('\n');
+}
+
+const asBuffer = (value: string | Buffer): Buffer => (typeof value === 'string' ? Buffer.from(value, 'latin1') : value);
+
+/** An entry's `b1` block as it is stored (deflated), with its record count; undefined for an entry of one plain record. */
+export function entryBlock(fields: ReadonlyArray<string | Buffer>): { count: number; bytes: Buffer } | undefined {
+  const block = fieldOf(fields, 'b1');
+  return block === undefined ? undefined : { count: entryRecordCount(fields), bytes: asBuffer(block) };
+}
+
 /** The records of one entry as XRANGE returns it (fields read as buffers), with their ids. */
 export function entryRecords(id: string, fields: ReadonlyArray<string | Buffer>): StreamRecord[] {
   const byName = new Map<string, string | Buffer>();
@@ -73,7 +86,7 @@ export function entryRecords(id: string, fields: ReadonlyArray<string | Buffer>)
   if (single !== undefined) return [{ id, json: String(single), endsEntry: true }];
   const block = byName.get('b1');
   if (block === undefined) throw new Error(`stream entry ${id} holds no record this version can read`);
-  const lines = inflateRawSync(typeof block === 'string' ? Buffer.from(block, 'latin1') : block, { dictionary: DICTIONARY_1 }).toString('utf8').split('\n');
+  const lines = blockTexts(asBuffer(block));
   return lines.map((json, k) => ({ id: `${id}#${k}`, json, endsEntry: k === lines.length - 1 }));
 }
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { appendFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ConnectorRegistry } from '../../connectors/registry';
@@ -9,7 +9,8 @@ import { archiveDirectory, Archiver } from '../../jobs/history/archiver';
 import { archiveKeys } from '../../jobs/delivery/keys';
 import { LeaderLock } from '../../jobs/delivery/leader-lock';
 import { startWorkerRuntime, type WorkerRuntime } from '../../jobs/worker-runtime';
-import { entryFields } from '../../jobs/routing/stream-entries';
+import { entryBlock, entryFields } from '../../jobs/routing/stream-entries';
+import { KEPT_BLOCK_RECORDS } from '../../jobs/history/archive-parts';
 import { createLogger } from '../../src/core/logger';
 import type { TrackedRecord } from '../../src/core/records/types';
 import { startTestApi, type TestApi } from '../helpers/api';
@@ -80,7 +81,7 @@ test('a frame written and not committed (the process died) is cut off on open, a
     expect(await archiver.archiveFrame()).toBe(2);
     // The next frame reaches the disk, then the process dies before Redis hears of it.
     const entries = await api.runtime.redis.xrange(keys.stream, '-', '+', 'COUNT', 1);
-    await files.append([{ id: `${entries[0]![0]}#0`, json: JSON.stringify(record(2)) }, { id: `${entries[0]![0]}#1`, json: JSON.stringify(record(3)) }]);
+    await files.append([{ lines: [{ id: `${entries[0]![0]}#0`, json: JSON.stringify(record(2)) }, { id: `${entries[0]![0]}#1`, json: JSON.stringify(record(3)) }] }]);
     await files.close();
     // And a torn write after it.
     const segment = readdirSync(dir)[0]!;
@@ -100,6 +101,43 @@ test('a frame written and not committed (the process died) is cut off on open, a
   }
 });
 
+test('large blocks go to disk as the stream holds them, small ones and single records as lines, all read back in order with their stream ids', async () => {
+  const trackerId = `blocks-${randomUUID().slice(0, 8)}`;
+  const keys = archiveKeys(api.prefix, trackerId);
+  const dir = mkdtempSync(path.join(tmpdir(), 'tributary-archive-'));
+  try {
+    let n = 0;
+    const texts = (count: number) => Array.from({ length: count }, () => JSON.stringify({ kind: 'event', id: `r${n}`, receivedAt: new Date().toISOString(), eventAt: new Date().toISOString(), event: 'e', properties: { n: n++ } }));
+    const sizes = [KEPT_BLOCK_RECORDS + 18, 1, 3, KEPT_BLOCK_RECORDS - 1, KEPT_BLOCK_RECORDS, 2];
+    for (const size of sizes) await api.runtime.redis.xadd(keys.stream, '*', ...entryFields(texts(size)));
+    const entries = await api.runtime.redis.xrangeBuffer(keys.stream, '-', '+');
+    const lock = new LeaderLock(api.runtime.redis, keys.lock, 5000);
+    expect(await lock.acquire()).toBe(true);
+    const files = await ArchiveFiles.open(dir, null);
+    const archiver = new Archiver(api.runtime.redis, keys, lock, files, { days: 30, frameRecords: 5000, checkMs: 10 }, createLogger('silent'));
+    expect(await archiver.archiveFrame()).toBe(n);
+    expect(await api.runtime.redis.xlen(keys.stream)).toBe(0);
+    const lastEntry = entries.at(-1)![0].toString();
+    expect(await api.runtime.redis.get(keys.archived)).toBe(`${lastEntry}#1`);
+
+    // The two blocks of KEPT_BLOCK_RECORDS or more are in the file byte for byte; the rest was deflated again.
+    const file = readFileSync(path.join(dir, readdirSync(dir)[0]!));
+    expect(file.subarray(0, 4).toString('latin1')).toBe('TSP2');
+    const kept = entries.map(([, fields]) => entryBlock(fields)!).filter((b) => b.count >= KEPT_BLOCK_RECORDS);
+    expect(kept.map((b) => b.count)).toEqual([KEPT_BLOCK_RECORDS + 18, KEPT_BLOCK_RECORDS]);
+    for (const block of kept) expect(file.indexOf(block.bytes)).toBeGreaterThan(0);
+
+    const archived: Array<{ id: string; n: number }> = [];
+    for await (const frame of files.read('0-0')) archived.push(...frame.map((e) => ({ id: e.id, n: (JSON.parse(e.json) as TrackedRecord).properties.n as number })));
+    const expected = entries.flatMap(([id, fields], i) => Array.from({ length: sizes[i]! }, (_, k) => ({ id: `${id.toString()}#${k}`, n: 0 }))).map((e, i) => ({ ...e, n: i }));
+    expect(archived).toEqual(expected);
+    await files.close();
+    await lock.release();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('segments are days: a range is read from its days, and retention deletes whole days', async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'tributary-archive-'));
   try {
@@ -109,7 +147,7 @@ test('segments are days: a range is read from its days, and retention deletes wh
     for (let d = 0; d < 4; d++) {
       for (let h = 0; h < 2; h++) {
         const at = start + d * day + h * 3_600_000;
-        await files.append([0, 1].map((k) => ({ id: `${at}-0#${k}`, json: JSON.stringify({ d, h, k }) })));
+        await files.append([{ lines: [0, 1].map((k) => ({ id: `${at}-0#${k}`, json: JSON.stringify({ d, h, k }) })) }]);
       }
     }
     expect(readdirSync(dir).sort()).toEqual(['2026-10-01.0000.arch', '2026-10-02.0000.arch', '2026-10-03.0000.arch', '2026-10-04.0000.arch']);

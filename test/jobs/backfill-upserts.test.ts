@@ -45,7 +45,7 @@ test('folded from the files and the stream, through the rules, null kept, events
     { kind: 'event', id: 'e', receivedAt: iso(t0 + 1500), event: 'view', eventAt: iso(t0 + 1500), properties: {} } as TrackedRecord,
     { kind: 'session', id: 'c', receivedAt: iso(t0 + 2000), sid: 's1', uid: 'u1', properties: { landing: '/a' } } as TrackedRecord,
   ];
-  await files.append(onDisk.map((r, i) => ({ id: `${t0 - 200_000 + i * 1000}-0`, json: JSON.stringify(r) })));
+  await files.append([{ lines: onDisk.map((r, i) => ({ id: `${t0 - 200_000 + i * 1000}-0`, json: JSON.stringify(r) })) }]);
   await redis.set(archive.archived, `${t0 - 200_000 + 3000}-0`);
   // Not on disk yet: in the archive stream, as routing left it.
   // An integer beyond 2^53 as the router keeps it: a bare number with all its digits.

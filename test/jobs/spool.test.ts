@@ -106,10 +106,10 @@ test('a frame of a later format is refused by name, and the file is left as it i
   await spool.close();
   const file = path.join(dir, segments()[0]!);
   const bytes = readFileSync(file);
-  bytes.write('TSP2', 0, 'latin1');
+  bytes.write('TSP3', 0, 'latin1');
   writeFileSync(file, bytes);
   const refused = await Spool.open(dir, '1003-0', '0-0').then(() => undefined, (err: unknown) => err as Error);
   expect(refused).toBeInstanceOf(SpoolCorruptError);
-  expect(refused!.message).toContain('a frame of format TSP2 at byte 0, written by a later Tributary; this one reads TSP1');
+  expect(refused!.message).toContain('a frame of format TSP3 at byte 0, written by a later Tributary; this one reads TSP1 and TSP2');
   expect(readFileSync(file)).toEqual(bytes);
 });
