@@ -32,6 +32,8 @@ import type { TrackerResolver } from '../src/ingest/resolver';
  * - **delivery**: the API and a worker (`npm run start:worker`) apart, arrays at
  *   `BENCH_CPU_DELIVERY_RATE` records/s into the local warehouse: the worker's CPU (router, delivery
  *   loop, DuckDB) a record delivered, over a steady window after a warmup.
+ *   `BENCH_CPU_DELIVERY_SIZE` records a request (default 100; 1 for single events, which cost the
+ *   worker a routing step each).
  *
  * `BENCH_CPU_ONLY` picks sections (comma-separated), `BENCH_CPU_PAIRS` and `BENCH_CPU_SECONDS`
  * set the pairs and the seconds of each run. Figures: bench/RESULTS.md.
@@ -46,6 +48,7 @@ const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const RATE = num('BENCH_CPU_RATE', 2000);
 const ARRAY_RATE = num('BENCH_CPU_ARRAY_RATE', 100);
 const DELIVERY_RATE = num('BENCH_CPU_DELIVERY_RATE', 5000);
+const DELIVERY_SIZE = num('BENCH_CPU_DELIVERY_SIZE', 100);
 const PAIRS = num('BENCH_CPU_PAIRS', 6);
 const SECONDS = num('BENCH_CPU_SECONDS', 5);
 const DELIVERY_SECONDS = num('BENCH_CPU_DELIVERY_SECONDS', 30);
@@ -245,10 +248,10 @@ async function main(): Promise<void> {
       const status = deliveryKeys(prefix, { trackerId: t.id, destinationId: 'local' }).status;
       const delivered = async () => Number((await redis.hget(status, 'delivered')) ?? 0);
       const target = targetOf(server, t);
-      const requestRate = DELIVERY_RATE / 100;
+      const requestRate = DELIVERY_RATE / DELIVERY_SIZE;
       // Warm up until delivery keeps pace, then measure the worker over a steady window.
-      await measure(target, 100, requestRate, 10);
-      const load = measure(target, 100, requestRate, DELIVERY_SECONDS + 10);
+      await measure(target, DELIVERY_SIZE, requestRate, 10);
+      const load = measure(target, DELIVERY_SIZE, requestRate, DELIVERY_SECONDS + 10);
       await new Promise((r) => setTimeout(r, 5000));
       const [cpu0, main0, d0, t0] = [processCpuSeconds(worker.pid), mainThreadCpuSeconds(worker.pid), await delivered(), performance.now()];
       await new Promise((r) => setTimeout(r, DELIVERY_SECONDS * 1000));
@@ -258,7 +261,7 @@ async function main(): Promise<void> {
       await poll('every record delivered', async () => ((await delivered()) >= after.records ? true : undefined), 300_000, 200);
       const records = d1 - d0;
       const us = ((cpu1 - cpu0) * 1e6) / records;
-      console.log(`delivery to the local warehouse at ${fmt(DELIVERY_RATE)} records/s offered (arrays of 100; ${sent.failed} failed), worker apart, ${DELIVERY_SECONDS} s window`);
+      console.log(`delivery to the local warehouse at ${fmt(DELIVERY_RATE)} records/s offered (${DELIVERY_SIZE === 1 ? 'single events' : `arrays of ${DELIVERY_SIZE}`}; ${sent.failed} failed), worker apart, ${DELIVERY_SECONDS} s window`);
       console.log(`  worker      ${fmt(records / ((t1 - t0) / 1000))} records/s delivered, ${fmt(us, 1)} µs of CPU a record (${fmt(((main1 - main0) * 1e6) / records, 1)} on its main thread) (goal ≤ ${GOALS.deliveryUs} µs: ${verdict(us <= GOALS.deliveryUs)}); all ${fmt(after.records)} delivered\n`);
     }
   } finally {

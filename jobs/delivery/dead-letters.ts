@@ -4,6 +4,7 @@ import type { TrackedRecord } from '../../src/core/records/types';
 import { parseExactJson, stringifyExactJson } from '../../src/core/records/exact-json';
 import { seriesSlot } from './destination-series';
 import { compareStreamIds, ENSURE_COUNT, type DeliveryKeys } from './keys';
+import { LuaScript } from '../../src/core/redis/lua-script';
 
 export interface DeadLetter {
   /** Id of the entry in the dead-letter stream. */
@@ -16,7 +17,7 @@ export interface DeadLetter {
 // Moves entries back to the destination stream and removes them from the dead-letter stream,
 // one entry at a time inside one script, so a crash never leaves a record in both or neither.
 // KEYS: dead letters, stream, the stream's record count.
-const REPLAY = `${ENSURE_COUNT}
+const REPLAY = new LuaScript(`${ENSURE_COUNT}
 local moved = 0
 for i = 1, #ARGV do
   local entry = redis.call('XRANGE', KEYS[1], ARGV[i], ARGV[i])
@@ -34,7 +35,7 @@ for i = 1, #ARGV do
     moved = moved + 1
   end
 end
-return moved`;
+return moved`);
 
 /**
  * A dead letter's id: its Redis stream id (`<ms>-<seq>`), with `:p<n>` after it for a tracker
@@ -105,7 +106,7 @@ export class DeadLetterStore implements DeadLetters {
 
   /** Sends entries back for delivery (all when `entryIds` is omitted), in chunks; reports progress. */
   async replay(entryIds?: readonly string[], onProgress?: (done: number, total: number) => void, chunk = 500): Promise<number> {
-    return this.forEachChunk(entryIds, chunk, onProgress, (ids) => this.redis.eval(REPLAY, 3, this.keys.deadLetters, this.keys.stream, this.keys.queued, ...ids) as Promise<number>);
+    return this.forEachChunk(entryIds, chunk, onProgress, (ids) => REPLAY.run(this.redis, 3, this.keys.deadLetters, this.keys.stream, this.keys.queued, ...ids) as Promise<number>);
   }
 
   /** Drops entries for good (all when `entryIds` is omitted). */

@@ -16,6 +16,7 @@ import { rangeStartAfter, recordsAfter, type StreamRecord } from '../routing/str
 import { StreamReadTurns } from './read-turns';
 import type { Spool } from '../spill/spool';
 import type { LeaderLock } from './leader-lock';
+import { LuaScript } from '../../src/core/redis/lua-script';
 
 /**
  * Moves the cursor past a delivered batch, if this process still holds the lease, and counts it in
@@ -27,7 +28,7 @@ import type { LeaderLock } from './leader-lock';
  * disk spool), the bucket's field, its expiry, the markers' cap, how many of them the destination
  * took (the others were dead-lettered).
  */
-const CONFIRM = `
+const CONFIRM = new LuaScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 if redis.call('GET', KEYS[2]) == ARGV[2] then return 1 end
 -- XTRIM first: it frees, so a full Redis still takes the confirm (see "Writes at the limit", src/core/redis/out-of-memory.ts).
@@ -43,7 +44,7 @@ redis.call('HINCRBY', KEYS[4], 'delivered', ARGV[4])
 redis.call('HINCRBY', KEYS[4], 'batches', 1)
 redis.call('HSET', KEYS[4], 'lastDeliveredAt', ARGV[5], 'inFlight', '0', 'paused', '', 'writingSince', '', 'attempts', '0', 'retryAt', '')
 ${CONFIRM_SERIES}
-return 1`;
+return 1`);
 
 export interface DeliveryLoopOptions {
   batch: BatchLimits;
@@ -110,6 +111,10 @@ type Lane = 'live' | 'history';
  * 62 ms (`npm run bench`, bench/RESULTS.md); with 250, to 27–48 ms.
  */
 export const HISTORY_BATCH_RECORDS = 250;
+
+/** Reads a batch under way takes at most before its age is up (the connector's maxAgeMs), each after a step of that share of it. */
+const GATHER_STEPS = 8;
+const MIN_GATHER_STEP_MS = 5;
 
 /**
  * Characters of record JSON a history batch holds at most, whatever its records' count: 20 000
@@ -289,8 +294,8 @@ export class DeliveryLoop {
       const stillCounted = spilled === null ? batch.length : batch.filter((e) => compareStreamIds(e.id, spilled) > 0).length;
       const now = Date.now();
       const slot = seriesSlot(this.keys, 'delivered', now);
-      const confirmed = await this.redis.eval(
-        CONFIRM,
+      const confirmed = await CONFIRM.run(this.redis,
+        
         7,
         this.keys.lock,
         cursorKey,
@@ -421,13 +426,14 @@ export class DeliveryLoop {
       // Nothing live in hand: history may go now (unless it rests), and live records that come meanwhile wait one history batch at most.
       const resting = this.historyRestsUntil - Date.now();
       if (held.length === 0 && resting <= 0 && !this.heldBack() && (await this.historyWaits())) return 'idle';
-      let waitMs = held.length === 0 && resting > 0 ? Math.min(resting, this.opts.pollMs) : this.opts.pollMs;
       if (held.length > 0) {
         const age = Date.now() - streamIdTime(held[0]!.id);
         if (held.length >= maxRecords || age >= maxAgeMs) return held;
-        waitMs = Math.min(maxAgeMs - age, waitMs);
-      }
-      await this.waitForMore(lastEntry, waitMs);
+        // A batch under way reads what came meanwhile a step at a time, not at each new entry:
+        // single events arrive an entry each, and waking for each cost the worker two Redis round
+        // trips a record (bench/RESULTS.md). A full batch waits a step at most.
+        await sleep(Math.min(maxAgeMs - age, this.opts.pollMs, Math.max(MIN_GATHER_STEP_MS, maxAgeMs / GATHER_STEPS)), signal).catch(() => undefined);
+      } else await this.waitForMore(lastEntry, resting > 0 ? Math.min(resting, this.opts.pollMs) : this.opts.pollMs);
       // Below maxRecords a read takes whole entries, so the next one starts after the last.
       after = lastEntry;
     }

@@ -3,6 +3,7 @@ import { bucketExpiresAt, bucketOf, indexInWindow, MINUTE_MS, minuteField, WINDO
 import { withDeadline } from '../../src/core/deadline';
 import { sleep } from '../../src/core/sleep';
 import type { DeliveryKeys } from './keys';
+import { LuaScript } from '../../src/core/redis/lua-script';
 
 /**
  * A destination's pictures over time: records delivered and dead-lettered per minute (counted
@@ -77,7 +78,7 @@ export function seriesSlot(keys: Pick<DeliveryKeys, 'series'>, series: keyof typ
  * (src/core/redis/out-of-memory.ts): the list stays capped.
  * KEYS: status hash, markers. ARGV: state, at, message ('' for none), cap, states it may come from…
  */
-const MARK = `
+const MARK = new LuaScript(`
 local from = redis.call('HGET', KEYS[1], 'state') or ''
 if from == ARGV[1] then return 0 end
 if #ARGV > 4 then
@@ -91,7 +92,7 @@ local marker = {at = ARGV[2], state = ARGV[1], from = from}
 if ARGV[3] ~= '' then marker.message = ARGV[3] end
 redis.call('LPUSH', KEYS[2], cjson.encode(marker))
 redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[4]) - 1)
-return 1`;
+return 1`);
 
 /**
  * Lua for the delivery loop's confirm (jobs/delivery/delivery-loop.ts), after the cursor moved: counts the
@@ -124,7 +125,7 @@ export class DestinationSeries {
   /** Marks a change of state (once: the same state again marks nothing). Resolves true when marked. */
   async mark(state: DeliveryState, { at = new Date(), message = '', onlyFrom = [] }: { at?: Date; message?: string; onlyFrom?: Array<DeliveryState | ''> } = {}): Promise<boolean> {
     const text = message.length > MESSAGE_CHARS ? `${message.slice(0, MESSAGE_CHARS - 1)}…` : message;
-    return (await this.redis.eval(MARK, 2, this.keys.status, this.keys.events, state, at.toISOString(), text, MAX_MARKERS, ...onlyFrom)) === 1;
+    return (await MARK.run(this.redis, 2, this.keys.status, this.keys.events, state, at.toISOString(), text, MAX_MARKERS, ...onlyFrom)) === 1;
   }
 
   /** Leaves the backlog and lag of `now`'s minute (a later sample of the same minute replaces it). */

@@ -5,14 +5,15 @@ import { DestinationSeries } from './destination-series';
 import { streamIdTime, type DeliveryKeys } from './keys';
 import { entryQueuedSince, rangeStartAfter } from '../routing/stream-entries';
 import type { SpoolBacklog } from '../spill/spool';
+import { LuaScript } from '../../src/core/redis/lua-script';
 
 // Sets fields of the status hash. HDEL of the same fields first: the hash keeps a fixed set of
 // small fields, so this runs on a full Redis (see "Writes at the limit", src/core/redis/out-of-memory.ts)
 // and delivery can go on draining it. ARGV: field, value, field, value…
-const SET_FIELDS = `
+const SET_FIELDS = new LuaScript(`
 for i = 1, #ARGV, 2 do redis.call('HDEL', KEYS[1], ARGV[i]) end
 redis.call('HSET', KEYS[1], unpack(ARGV))
-return 1`;
+return 1`);
 
 /** What an operator sees of one destination. */
 export interface DestinationStatus {
@@ -102,7 +103,7 @@ export class DestinationStatusStore {
   }
 
   private async set(fields: Record<string, string>): Promise<void> {
-    await this.redis.eval(SET_FIELDS, 1, this.keys.status, ...Object.entries(fields).flat());
+    await SET_FIELDS.run(this.redis, 1, this.keys.status, ...Object.entries(fields).flat());
   }
 
   /** The highest stream id ever handed to the destination, if any. */

@@ -1,15 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { RedisClient } from '../../src/core/redis/cluster';
+import { LuaScript } from '../../src/core/redis/lua-script';
 
-const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`;
+const RENEW = new LuaScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`);
 // SET NX PX as a script whose first write is a DEL of the (absent) key, so a lease can still be
 // taken on a full Redis (see "Writes at the limit", src/core/redis/out-of-memory.ts).
-const ACQUIRE = `if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+const ACQUIRE = new LuaScript(`if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('DEL', KEYS[1])
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return 1`;
-const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
+return 1`);
+const RELEASE = new LuaScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`);
 
 /**
  * A lease on one destination: whoever holds it is the only process delivering there, which is
@@ -34,11 +35,10 @@ export class LeaderLock {
   }
 
   async acquire(): Promise<boolean> {
-    if ((await this.redis.eval(ACQUIRE, 1, this.key, this.token, this.ttlMs)) !== 1) return false;
+    if ((await ACQUIRE.run(this.redis, 1, this.key, this.token, this.ttlMs)) !== 1) return false;
     let lastRenewed = Date.now();
     this.timer = setInterval(() => {
-      this.redis
-        .eval(RENEW, 1, this.key, this.token, this.ttlMs)
+      RENEW.run(this.redis, 1, this.key, this.token, this.ttlMs)
         .then((renewed) => {
           if (renewed === 1) lastRenewed = Date.now();
           else this.lose('lease taken over');
@@ -58,7 +58,7 @@ export class LeaderLock {
 
   async release(): Promise<void> {
     this.stop();
-    await this.redis.eval(RELEASE, 1, this.key, this.token).catch(() => undefined);
+    await RELEASE.run(this.redis, 1, this.key, this.token).catch(() => undefined);
   }
 
   private lose(reason: string): void {

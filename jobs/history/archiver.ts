@@ -10,6 +10,7 @@ import { compareStreamIds, entryIdOf, nextStreamId, type ArchiveKeys } from '../
 import { readEntriesAfter } from '../delivery/stream-read';
 import { partsSpan } from '../spill/frames';
 import { archiveParts } from './archive-parts';
+import { LuaScript } from '../../src/core/redis/lua-script';
 
 /**
  * Commits an archived frame: Redis lets go of the records the frame holds, if this process still
@@ -17,7 +18,7 @@ import { archiveParts } from './archive-parts';
  * status. ARGV: lease token, the archived id the frame follows ('' for none), the frame's last
  * record id, the entry id below which the stream is trimmed, records in the frame.
  */
-const COMMIT_ARCHIVE = `
+const COMMIT_ARCHIVE = new LuaScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 if (redis.call('GET', KEYS[2]) or '') ~= ARGV[2] then return -1 end
 -- XTRIM first: it frees, so a full Redis still lets records go to disk (src/core/redis/out-of-memory.ts).
@@ -26,7 +27,7 @@ redis.call('SET', KEYS[2], ARGV[3])
 redis.call('HINCRBY', KEYS[4], 'records', ARGV[5])
 redis.call('HINCRBY', KEYS[4], 'entries', trimmed)
 redis.call('HDEL', KEYS[4], 'lastError')
-return 1`;
+return 1`);
 
 /**
  * Counts what the stream's cap dropped before it was archived (ARCHIVE_STREAM_CAP): every entry ever
@@ -34,7 +35,7 @@ return 1`;
  * `entries`), or was dropped. Reports the dropped ones once, in `lastGap`. KEYS: stream, status.
  * ARGV: the archived id, for the message. Returns the entries dropped since the last look.
  */
-const COUNT_GAP = `
+const COUNT_GAP = new LuaScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local info = redis.call('XINFO', 'STREAM', KEYS[1])
 local added, length = 0, 0
@@ -46,7 +47,7 @@ local dropped = added - length - tonumber(redis.call('HGET', KEYS[2], 'entries')
 if dropped <= 0 then return 0 end
 redis.call('HINCRBY', KEYS[2], 'entries', dropped)
 redis.call('HSET', KEYS[2], 'lastGap', dropped .. ' routing steps after ' .. ARGV[1] .. ' were dropped from the archive stream before they reached the disk, at ' .. ARGV[2] .. ': the archiver was behind by more than its cap')
-return dropped`;
+return dropped`);
 
 /** How often retention runs and the size on disk is reported. */
 const HOUSEKEEPING_MS = 60_000;
@@ -57,7 +58,7 @@ export interface ArchiverOptions {
   days: number;
   /** Records per frame at most (one fsync, one Redis call). Default 5 000. */
   frameRecords: number;
-  /** How often the stream is looked at when it is empty. Default 1 000 ms. */
+  /** How often the stream is looked at once it is caught up (its last frame was not full). Default 1 000 ms. */
   checkMs: number;
 }
 
@@ -103,8 +104,11 @@ export class Archiver {
     while (!signal.aborted) {
       let busy = false;
       try {
-        // What was accepted goes to disk first: a backfill reads the archive, and live records come before history.
-        while (!signal.aborted && (await this.archiveFrame()) > 0);
+        // What was accepted goes to disk first: a backfill reads the archive, and live records come
+        // before history. Full frames follow each other; one that is not (caught up) is the last
+        // until the next look, so that steady traffic makes a frame (an fsync and four Redis
+        // round trips) each checkMs rather than one for every few records (bench/RESULTS.md).
+        while (!signal.aborted && (await this.archiveFrame()) >= this.opts.frameRecords);
         if (this.backfills && !signal.aborted) busy = await this.backfills.backfiller.step(await this.backfills.tracker());
         if (Date.now() >= housekeepingAt) {
           await this.housekeeping();
@@ -139,7 +143,7 @@ export class Archiver {
    * gap is reported (`lastGap`, logged), and archiving goes on with what the stream still holds.
    */
   private async reportGap(archived: string | null): Promise<void> {
-    const dropped = Number(await this.redis.eval(COUNT_GAP, 2, this.keys.stream, this.keys.status, archived ?? 'the start', new Date().toISOString()));
+    const dropped = Number(await COUNT_GAP.run(this.redis, 2, this.keys.stream, this.keys.status, archived ?? 'the start', new Date().toISOString()));
     if (dropped > 0) this.logger.error({ archived, dropped }, 'routing steps were dropped from the archive stream before they reached the disk: the archiver was behind by more than its cap');
   }
 
@@ -154,7 +158,7 @@ export class Archiver {
     const { last, count } = partsSpan(parts);
     let committed: unknown;
     try {
-      committed = await this.redis.eval(COMMIT_ARCHIVE, 4, this.keys.lock, this.keys.archived, this.keys.stream, this.keys.status, this.lock.token, archived ?? '', last, nextStreamId(entryIdOf(last)), count);
+      committed = await COMMIT_ARCHIVE.run(this.redis, 4, this.keys.lock, this.keys.archived, this.keys.stream, this.keys.status, this.lock.token, archived ?? '', last, nextStreamId(entryIdOf(last)), count);
     } catch (err) {
       throw new ArchiveStoppedError(`committing an archived frame failed: ${(err as Error).message}`);
     }

@@ -9,6 +9,7 @@ import type { FramedEntry } from '../spill/frames';
 import { compareStreamIds, ENSURE_COUNT, entryIdOf, type ArchiveKeys, type DeliveryKeys } from '../delivery/keys';
 import { entryFields } from '../routing/stream-entries';
 import { readWholeEntries } from '../delivery/stream-read';
+import { LuaScript } from '../../src/core/redis/lua-script';
 
 /**
  * Users and sessions in a backfill: each key's merged state, folded from every update archived
@@ -35,7 +36,7 @@ const TRIES = 20;
  * then the blocks and shares. 1: appended; 0: routing went on (nothing appended); -1: the backfill
  * changed.
  */
-const APPEND_STATES = `${ENSURE_COUNT}${TO_DESTINATIONS}
+const APPEND_STATES = new LuaScript(`${ENSURE_COUNT}${TO_DESTINATIONS}
 if redis.call('HGET', KEYS[2], 'id') ~= ARGV[2] or redis.call('HGET', KEYS[2], 'state') ~= 'running' then return -1 end
 local last = ''
 if redis.call('EXISTS', KEYS[1]) == 1 then
@@ -47,7 +48,7 @@ local blocks, shares = readBlocks(5)
 toDestination(3, blocks, shares)
 redis.call('HINCRBY', KEYS[2], 'upserts', ARGV[4])
 if ARGV[3] == 'final' then redis.call('HSET', KEYS[2], 'upsertsDone', '1') end
-return 1`;
+return 1`);
 
 /** A key's state as the fold has it. */
 interface State {
@@ -146,8 +147,8 @@ export async function appendStates(redis: RedisClient, archive: ArchiveKeys, des
     const routed = routedBlocks({ texts: texts.slice(start, start + STATES_PER_CALL), values: () => slice }, [destination], rules);
     const final = start + STATES_PER_CALL >= records.length;
     const answer = Number(
-      await redis.eval(
-        APPEND_STATES,
+      await APPEND_STATES.run(redis,
+        
         2 + DESTINATION_KEYS,
         archive.stream,
         keys.backfill,

@@ -12,6 +12,7 @@ import type { FramedEntry } from '../spill/frames';
 import { archiveKeys, compareStreamIds, partitionDeliveryKeys, streamIdTime, type DeliveryKeys } from '../delivery/keys';
 import { appendMergedStates } from './backfill-upserts';
 import { entryFields } from '../routing/stream-entries';
+import { LuaScript } from '../../src/core/redis/lua-script';
 
 /**
  * Backfills: a destination receives the archived records of a time range again, through its rules
@@ -85,7 +86,7 @@ export const DEFAULT_BACKFILL_END_MARGIN_MS = 10_000;
  * ARGV: backfill id, position as read, new position, records read, records queued, then the
  * entry's fields (none when nothing was queued). 1: moved; 0: the backfill changed meanwhile.
  */
-const STEP = `
+const STEP = new LuaScript(`
 if redis.call('HGET', KEYS[1], 'id') ~= ARGV[1] or redis.call('HGET', KEYS[1], 'state') ~= 'running' then return 0 end
 if (redis.call('HGET', KEYS[1], 'position') or '') ~= ARGV[2] then return 0 end
 local queued = tonumber(ARGV[5])
@@ -96,13 +97,13 @@ end
 redis.call('HSET', KEYS[1], 'position', ARGV[3])
 redis.call('HINCRBY', KEYS[1], 'read', ARGV[4])
 redis.call('HINCRBY', KEYS[1], 'queued', ARGV[5])
-return 1`;
+return 1`);
 
 /** Marks a backfill done, if it is still the one read and running. KEYS: backfill hash. ARGV: id, time. */
-const FINISH = `
+const FINISH = new LuaScript(`
 if redis.call('HGET', KEYS[1], 'id') ~= ARGV[1] or redis.call('HGET', KEYS[1], 'state') ~= 'running' then return 0 end
 redis.call('HSET', KEYS[1], 'state', 'done', 'finishedAt', ARGV[2])
-return 1`;
+return 1`);
 
 export class BackfillError extends Error {
   override name = 'BackfillError';
@@ -301,7 +302,7 @@ export class Backfiller {
     const routed = routedBlocks({ texts, values: () => values }, [destination], this.rules);
     const block = routed.blocks[routed.shares[0]!.block]!;
     const last = entries[read - 1]!.id;
-    const stepped = await this.redis.eval(STEP, 3, keys.backfill, keys.history, keys.historyQueued, progress.id, position, last, read, block.length, ...(block.length > 0 ? entryFields(block) : []));
+    const stepped = await STEP.run(this.redis, 3, keys.backfill, keys.history, keys.historyQueued, progress.id, position, last, read, block.length, ...(block.length > 0 ? entryFields(block) : []));
     const reader = this.readers.get(destination.id);
     if (stepped === 1 && reader && !past) reader.position = last;
     else this.readers.delete(destination.id);
@@ -311,6 +312,6 @@ export class Backfiller {
 
   private async finish(destination: Destination, keys: DeliveryKeys, progress: BackfillProgress): Promise<void> {
     this.readers.delete(destination.id);
-    if ((await this.redis.eval(FINISH, 1, keys.backfill, progress.id, new Date().toISOString())) === 1) this.logger.info({ destinationId: destination.id }, 'backfill read');
+    if ((await FINISH.run(this.redis, 1, keys.backfill, progress.id, new Date().toISOString())) === 1) this.logger.info({ destinationId: destination.id }, 'backfill read');
   }
 }

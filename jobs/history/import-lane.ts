@@ -8,6 +8,7 @@ import { HISTORY_CAP_RECORDS } from './backfill';
 import { blockArgs, DESTINATION_KEYS, destinationKeys, routedBlocks, SHARE_ARGS, shareArgs, TO_DESTINATIONS, type StepRecords } from '../routing/destination-blocks';
 import { archiveKeys, deliveryKeys, ENSURE_COUNT } from '../delivery/keys';
 import { entryFields } from '../routing/stream-entries';
+import { LuaScript } from '../../src/core/redis/lua-script';
 
 /**
  * Imported records enter the relay here, in the lane history takes (jobs/history/backfill.ts): each
@@ -32,7 +33,7 @@ export const ARCHIVE_BEHIND_MAX = 1000;
  * archives ('1'/'0'), then the blocks and shares. 1: written; 0: a history lane is full; -1: the
  * archiver is behind.
  */
-const IMPORT_STEP = `${ENSURE_COUNT}${TO_DESTINATIONS}
+const IMPORT_STEP = new LuaScript(`${ENSURE_COUNT}${TO_DESTINATIONS}
 local cap = tonumber(ARGV[1])
 for j = 0, (#KEYS - 1) / ${DESTINATION_KEYS} - 1 do
   if tonumber(redis.call('GET', KEYS[3 + ${DESTINATION_KEYS} * j]) or '0') >= cap then return 0 end
@@ -41,7 +42,7 @@ if ARGV[3] == '1' and redis.call('XLEN', KEYS[1]) >= tonumber(ARGV[2]) then retu
 local blocks, shares = readBlocks(4)
 if ARGV[3] == '1' then keepArchive(KEYS[1], blocks) end
 for j = 0, (#KEYS - 1) / ${DESTINATION_KEYS} - 1 do toDestination(2 + ${DESTINATION_KEYS} * j, blocks, shares + ${SHARE_ARGS} * j) end
-return 1`;
+return 1`);
 
 /** How long a full lane is waited for before looking again. */
 const FULL_WAIT_MS = 200;
@@ -85,7 +86,7 @@ export class ImportLane implements ImportSink {
       if (this.opts.memoryFull?.()) {
         this.opts.onWait?.('memory');
       } else {
-        const answer = await this.redis.eval(IMPORT_STEP, 1 + keys.length, archive, ...keys, String(this.opts.historyCap ?? HISTORY_CAP_RECORDS), String(ARCHIVE_BEHIND_MAX), tracker.archiveDays > 0 ? '1' : '0', ...args);
+        const answer = await IMPORT_STEP.run(this.redis, 1 + keys.length, archive, ...keys, String(this.opts.historyCap ?? HISTORY_CAP_RECORDS), String(ARCHIVE_BEHIND_MAX), tracker.archiveDays > 0 ? '1' : '0', ...args);
         if (answer === 1) return;
         this.opts.onWait?.(answer === 0 ? 'history' : 'archive');
       }

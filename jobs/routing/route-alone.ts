@@ -6,6 +6,7 @@ import type { Destination } from '../../src/core/trackers/types';
 import { blockArgs, DESTINATION_KEYS, destinationKeys, routedBlocks, SHARE_ARGS, shareArgs, TO_DESTINATIONS, type StepRecords } from './destination-blocks';
 import { archiveKeys, backlogIndexKey, backlogMember, deliveryKeys, ENSURE_COUNT, recentRecordsKey, trackerBacklogKey } from '../delivery/keys';
 import { entryFields } from './stream-entries';
+import { LuaScript } from '../../src/core/redis/lua-script';
 
 /**
  * One job routed alone: a job whose tracker has no destination (its records wait in the tracker's
@@ -21,7 +22,7 @@ import { entryFields } from './stream-entries';
  * the records' blocks (one: the records as accepted, for keepRecent and keepArchive), then the
  * records.
  */
-const TO_BACKLOG = `${ENSURE_COUNT}${TO_DESTINATIONS}
+const TO_BACKLOG = new LuaScript(`${ENSURE_COUNT}${TO_DESTINATIONS}
 local last = tonumber(redis.call('GET', KEYS[1]) or '0')
 if tonumber(ARGV[1]) <= last then return 0 end
 local blocks, records = readBlocks(4)
@@ -31,7 +32,7 @@ keepRecent(KEYS[4], blocks)
 if ARGV[3] == '1' then keepArchive(KEYS[5], blocks) end
 redis.call('DEL', KEYS[6])
 redis.call('SET', KEYS[1], ARGV[1])
-return 1`;
+return 1`);
 
 /**
  * Moves the head of a backlog to the destinations, through their rules, without routing the job.
@@ -40,7 +41,7 @@ return 1`;
  * head of the backlog as read), then the blocks and shares (jobs/routing/destination-blocks.ts). 0: the job
  * was routed already; 2: the backlog's head is no longer the one read (read it again); 1: moved.
  */
-const MOVE_BACKLOG = `${ENSURE_COUNT}${TO_DESTINATIONS}
+const MOVE_BACKLOG = new LuaScript(`${ENSURE_COUNT}${TO_DESTINATIONS}
 local last = tonumber(redis.call('GET', KEYS[1]) or '0')
 if tonumber(ARGV[1]) <= last then return 0 end
 local n = tonumber(ARGV[3])
@@ -53,7 +54,7 @@ if redis.call('XLEN', KEYS[2]) == 0 then
   redis.call('DEL', KEYS[2])
   redis.call('SREM', KEYS[3], ARGV[2])
 end
-return 1`;
+return 1`);
 
 /**
  * Routes one job to its destinations once the backlog is empty. KEYS: cursor, the backlog, its
@@ -61,7 +62,7 @@ return 1`;
  * destination its stream, record count, status and pictures' bucket. ARGV: job id, whether it keeps an archive ('1' or '0'), then the blocks and
  * shares. 0: routed already; 2: the backlog must move first; 1: routed.
  */
-const ROUTE_ONE = `${ENSURE_COUNT}${TO_DESTINATIONS}
+const ROUTE_ONE = new LuaScript(`${ENSURE_COUNT}${TO_DESTINATIONS}
 local last = tonumber(redis.call('GET', KEYS[1]) or '0')
 if tonumber(ARGV[1]) <= last then return 0 end
 if redis.call('XLEN', KEYS[2]) > 0 then return 2 end
@@ -71,7 +72,7 @@ if ARGV[2] == '1' then keepArchive(KEYS[4], blocks) end
 for j = 0, (#KEYS - 5) / ${DESTINATION_KEYS} - 1 do toDestination(6 + ${DESTINATION_KEYS} * j, blocks, shares + ${SHARE_ARGS} * j) end
 redis.call('DEL', KEYS[5])
 redis.call('SET', KEYS[1], ARGV[1])
-return 1`;
+return 1`);
 
 export interface AloneJob {
   id: string;
@@ -104,7 +105,7 @@ export async function routeAlone(opts: AloneOptions, job: AloneJob): Promise<boo
   const archiving = job.archive ? '1' : '0';
   if (job.destinations.length === 0) {
     const accepted = blockArgs({ blocks: [job.records.texts as string[]], shares: [] }, (texts) => entryFields(texts));
-    const answer = await commands.eval(TO_BACKLOG, 6, cursorKey, backlog, backlogIndexKey(prefix), recent, archive, job.recordsKey, job.id, member, archiving, ...accepted, ...job.records.texts);
+    const answer = await TO_BACKLOG.run(commands, 6, cursorKey, backlog, backlogIndexKey(prefix), recent, archive, job.recordsKey, job.id, member, archiving, ...accepted, ...job.records.texts);
     return answer === 1;
   }
   const at = Date.now();
@@ -112,7 +113,7 @@ export async function routeAlone(opts: AloneOptions, job: AloneJob): Promise<boo
   const routed = routedBlocks(job.records, job.destinations, opts.rules);
   const args = [...blockArgs(routed, (texts) => entryFields(texts)), ...shareArgs(routed, at)];
   for (;;) {
-    const answer = await commands.eval(ROUTE_ONE, 5 + keys.length, cursorKey, backlog, recent, archive, job.recordsKey, ...keys, job.id, archiving, ...args);
+    const answer = await ROUTE_ONE.run(commands, 5 + keys.length, cursorKey, backlog, recent, archive, job.recordsKey, ...keys, job.id, archiving, ...args);
     if (answer !== 2) return answer === 1;
     if (!(await moveBacklogChunk(opts, job, backlog, member, keys, at))) return false;
   }
@@ -126,8 +127,8 @@ async function moveBacklogChunk(opts: AloneOptions, job: AloneJob, backlog: stri
   const step: StepRecords = { texts, values: () => texts.map((text) => parseExactJson(text) as TrackedRecord) };
   const routed = routedBlocks(step, job.destinations, opts.rules);
   const ids = entries.map(([id]) => id);
-  const answer = await opts.commands.eval(
-    MOVE_BACKLOG,
+  const answer = await MOVE_BACKLOG.run(opts.commands,
+    
     3 + destinationKeys.length,
     opts.cursorKey,
     backlog,

@@ -5,6 +5,7 @@ import { blockArgs, DESTINATION_KEYS, destinationKeys, routedBlocks, SHARE_ARGS,
 import { duplicatesKey, queuedExact, queuedRecordCount, queuedRecordsKey, queuedTexts, recordValuesOf, withoutSkipped, INGEST_JOB_FORMAT, type QueuedJobData } from './ingest-job';
 import { archiveKeys, deliveryKeys, ENSURE_COUNT, recentRecordsKey, trackerBacklogKey } from '../delivery/keys';
 import { entryFields } from './stream-entries';
+import { LuaScript } from '../../src/core/redis/lua-script';
 
 /**
  * Adaptive batching for the router: the job in hand and the jobs already waiting right behind it
@@ -67,7 +68,7 @@ export type RunOutcome =
  * with HSTRLEN and STRLEN before each read, so a large job is left to BullMQ rather than read
  * twice), what follows a job's key in its records key.
  */
-const READ_RUN = `
+const READ_RUN = new LuaScript(`
 local inHand = redis.call('GET', ARGV[1] .. ARGV[2] .. ARGV[5])
 local out = {inHand or false}
 if tonumber(ARGV[3]) == 0 then return out end
@@ -84,7 +85,7 @@ for i = #ids, 1, -1 do
   out[#out + 1] = redis.call('GET', key .. ARGV[5]) or false
   expected = expected + 1
 end
-return out`;
+return out`);
 
 /**
  * Routes a run of jobs, all or nothing. KEYS: the shard's router cursor, then per group (tracker
@@ -103,7 +104,7 @@ return out`;
  * the routing, so that neither a crash nor a job skipped by the cursor leaves one behind. The first write is a SET,
  * XADD or HINCRBY, so that at Redis's memory limit the whole script is refused (src/core/redis/out-of-memory.ts).
  */
-const ROUTE_RUN = `${ENSURE_COUNT}${TO_DESTINATIONS}
+const ROUTE_RUN = new LuaScript(`${ENSURE_COUNT}${TO_DESTINATIONS}
 local last = tonumber(redis.call('GET', KEYS[1]) or '0')
 if tonumber(ARGV[1]) <= last then return {0, last} end
 local groups, k, a, backlogAt = {}, 2, 4, -1
@@ -123,7 +124,7 @@ for _, g in ipairs(groups) do
 end
 redis.call('SET', KEYS[1], ARGV[2])
 for i = k, #KEYS do redis.call('DEL', KEYS[i]) end
-return {1, tonumber(ARGV[2])}`;
+return {1, tonumber(ARGV[2])}`);
 
 /** Where a tracker's records go. */
 export interface Routing {
@@ -156,7 +157,7 @@ export interface RunRead {
  * `maxJobs` of them and `maxBytes` with the job in hand's records). One Redis round trip.
  */
 export async function readRun(source: RunSource, id: number, maxJobs: number, maxBytes: number): Promise<RunRead> {
-  const found = (await source.commands.eval(READ_RUN, 1, source.waitKey, source.jobPrefix, String(id), String(maxJobs), String(maxBytes), queuedRecordsKey(''))) as Array<string | null>;
+  const found = (await READ_RUN.run(source.commands, 1, source.waitKey, source.jobPrefix, String(id), String(maxJobs), String(maxBytes), queuedRecordsKey(''))) as Array<string | null>;
   const behind: RunRead['behind'] = [];
   for (let i = 1; i + 1 < found.length; i += 2) behind.push({ data: JSON.parse(found[i]!) as QueuedJobData, lines: found[i + 1] ?? null });
   return { inHand: found[0] ?? null, behind };
@@ -237,7 +238,7 @@ export async function routeRun(commands: RedisClient, prefix: string, jobPrefix:
     if (job.data.dedup) keys.push(duplicatesKey(prefix, job.data.dedup));
     if (job.data.v !== undefined && job.data.n > 0) keys.push(queuedRecordsKey(jobPrefix + job.id));
   }
-  const [answer, value] = (await commands.eval(ROUTE_RUN, keys.length, ...keys, ...args)) as [number, number];
+  const [answer, value] = (await ROUTE_RUN.run(commands, keys.length, ...keys, ...args)) as [number, number];
   if (answer === 1) return { kind: 'routed' };
   if (answer === 0) return { kind: 'routed-before', cursor: value };
   return { kind: 'backlog', index: value };

@@ -4,6 +4,7 @@ import type { LeaderLock } from '../delivery/leader-lock';
 import type { StreamReadTurns } from '../delivery/read-turns';
 import { compareStreamIds, entryIdOf, ENSURE_COUNT, type DeliveryKeys } from '../delivery/keys';
 import { entryFields, entryQueuedSince, entryRecordCount, entryRecords } from '../routing/stream-entries';
+import { LuaScript } from '../../src/core/redis/lua-script';
 
 /**
  * Rewrites the newest entries of a destination's stream, `oldIds` (oldest first, through the last
@@ -16,7 +17,7 @@ import { entryFields, entryQueuedSince, entryRecordCount, entryRecords } from '.
  * router never keeps a pass from applying. XDEL is the first write, so the script runs on a full
  * Redis, where it frees the most (src/core/redis/out-of-memory.ts).
  */
-const COMPACT = `${ENSURE_COUNT}
+const COMPACT = new LuaScript(`${ENSURE_COUNT}
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 if (redis.call('GET', KEYS[3]) or '') ~= ARGV[2] or (redis.call('GET', KEYS[4]) or '') ~= ARGV[3] then return -1 end
 local m = tonumber(ARGV[4])
@@ -38,7 +39,7 @@ for _, e in ipairs(newer) do
   end
   redis.call('XADD', KEYS[2], '*', unpack(fields))
 end
-return 1`;
+return 1`);
 
 /**
  * Records per compacted block. A typical 450-byte stored event takes about 66 bytes of Redis in a
@@ -153,7 +154,7 @@ export class StreamCompactor {
   async commit(plan: CompactionPlan): Promise<boolean> {
     const k = this.keys;
     const fields = plan.blocks.flatMap((b) => entryFields(b.records, b.queuedSince));
-    const answer = await this.redis.eval(COMPACT, 5, k.lock, k.stream, k.cursor, k.spilled, k.queued, this.lock.token, plan.cursor, plan.spilled, plan.oldIds.length, ...plan.oldIds, ...fields);
+    const answer = await COMPACT.run(this.redis, 5, k.lock, k.stream, k.cursor, k.spilled, k.queued, this.lock.token, plan.cursor, plan.spilled, plan.oldIds.length, ...plan.oldIds, ...fields);
     return answer === 1;
   }
 }

@@ -8,6 +8,7 @@ import { readWholeEntries } from '../delivery/stream-read';
 import { Spool, type SpooledEntry } from './spool';
 import { DestinationStatusStore } from '../delivery/destination-status';
 import type { StreamCompactor } from './compactor';
+import { LuaScript } from '../../src/core/redis/lua-script';
 
 /**
  * Commits a spilled frame: RedisClient lets go of the records the frame holds, if this process still
@@ -16,7 +17,7 @@ import type { StreamCompactor } from './compactor';
  * the frame follows ('' for none), the frame's last record id, the entry id below which the stream
  * is trimmed, records in the frame.
  */
-const COMMIT_SPILL = `
+const COMMIT_SPILL = new LuaScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 if (redis.call('GET', KEYS[2]) or '') ~= ARGV[2] then return -1 end
 -- XTRIM first: it frees, so a full Redis still lets records go to disk (src/core/redis/out-of-memory.ts).
@@ -29,7 +30,7 @@ else
   redis.call('DECRBY', KEYS[5], ARGV[5])
 end
 redis.call('HINCRBY', KEYS[4], 'spilledRecords', ARGV[5])
-return 1`;
+return 1`);
 
 export interface SpillOptions {
   /** Records of one destination that may wait in Redis; beyond it the oldest go to disk. */
@@ -159,7 +160,7 @@ export class Spiller {
     const last = entries[entries.length - 1]!.id;
     let committed: unknown;
     try {
-      committed = await this.redis.eval(COMMIT_SPILL, 5, this.keys.lock, this.keys.spilled, this.keys.stream, this.keys.status, this.keys.queued, this.lock.token, this.spool.committedThrough ?? '', last, nextStreamId(entryIdOf(last)), entries.length);
+      committed = await COMMIT_SPILL.run(this.redis, 5, this.keys.lock, this.keys.spilled, this.keys.stream, this.keys.status, this.keys.queued, this.lock.token, this.spool.committedThrough ?? '', last, nextStreamId(entryIdOf(last)), entries.length);
     } catch (err) {
       // Unknown whether Redis took it: only reopening (which asks Redis) can tell.
       throw new SpillStoppedError(`committing a spilled frame failed: ${(err as Error).message}`);

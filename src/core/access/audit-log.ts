@@ -2,6 +2,7 @@ import * as z from 'zod';
 import type { RedisClient } from '../redis/cluster';
 import type { Actor, ObjectChange } from './audit-context';
 import { accessKeys } from './keys';
+import { LuaScript } from '../redis/lua-script';
 
 export const AUDIT_OUTCOMES = ['ok', 'refused', 'failed'] as const;
 
@@ -59,9 +60,9 @@ function matches(e: AuditEntry, q: AuditQuery): boolean {
 // Trims first: the script's first write frees memory, so Redis runs it even at its memory limit
 // (src/core/redis/out-of-memory.ts, "Writes at the limit"), and a change made on a full Redis still
 // gets its entry. The entry is a few hundred bytes; the trim keeps the stream within its bounds.
-const APPEND = `
+const APPEND = new LuaScript(`
 redis.call('XTRIM', KEYS[1], 'MINID', '~', ARGV[1])
-return redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', 'e', ARGV[3])`;
+return redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', 'e', ARGV[3])`);
 
 /** The audit log: one Redis stream, newest last, trimmed by age and by count as it is written. */
 export class AuditLog {
@@ -77,7 +78,7 @@ export class AuditLog {
 
   async append(entry: AuditEntryInput): Promise<string> {
     const oldest = Date.now() - this.limits.retentionDays * 86_400_000;
-    return (await this.redis.eval(APPEND, 1, this.key, String(oldest), String(this.limits.maxEntries), JSON.stringify(entry))) as string;
+    return (await APPEND.run(this.redis, 1, this.key, String(oldest), String(this.limits.maxEntries), JSON.stringify(entry))) as string;
   }
 
   /** Newest first, filtered; pages back with `before`. */

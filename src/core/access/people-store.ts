@@ -3,6 +3,7 @@ import * as z from 'zod';
 import type { RedisClient } from '../redis/cluster';
 import { accessKeys, type AccessKeys } from './keys';
 import { INSTANCE_ROLES, TRACKER_ROLES, type Grants } from './roles';
+import { LuaScript } from '../redis/lua-script';
 
 export const EMAIL = z.email().max(254).transform((e) => e.trim());
 
@@ -44,7 +45,7 @@ export class PersonConflictError extends Error {
 
 // Writes a person if its JSON is still what the caller read ('' for a new one), and keeps the
 // e-mail index with it: ARGV[3] is the e-mail to claim, ARGV[4] the one to release.
-const SAVE_PERSON = `
+const SAVE_PERSON = new LuaScript(`
 local current = redis.call('HGET', KEYS[1], ARGV[1])
 if (ARGV[5] == '' and current) or (ARGV[5] ~= '' and current ~= ARGV[5]) then return 0 end
 local owner = redis.call('HGET', KEYS[2], ARGV[3])
@@ -52,7 +53,7 @@ if owner and owner ~= ARGV[1] then return -1 end
 if ARGV[4] ~= '' and ARGV[4] ~= ARGV[3] then redis.call('HDEL', KEYS[2], ARGV[4]) end
 redis.call('HSET', KEYS[2], ARGV[3], ARGV[1])
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-return 1`;
+return 1`);
 
 function emailKey(email: string): string {
   return email.trim().toLowerCase();
@@ -123,6 +124,6 @@ export class PeopleStore {
 
   private async write(expected: string, person: Person, previousEmail: string): Promise<number> {
     const { people, emails } = this.keys;
-    return (await this.redis.eval(SAVE_PERSON, 2, people, emails, person.id, JSON.stringify(person), emailKey(person.email), previousEmail === '' ? '' : emailKey(previousEmail), expected)) as number;
+    return (await SAVE_PERSON.run(this.redis, 2, people, emails, person.id, JSON.stringify(person), emailKey(person.email), previousEmail === '' ? '' : emailKey(previousEmail), expected)) as number;
   }
 }

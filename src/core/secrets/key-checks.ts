@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import type { RedisClient } from '../redis/cluster';
 import { SecretsError, type Keyring } from './keyring';
+import { LuaScript } from '../redis/lua-script';
 
 /**
  * A key's check value: an HMAC of a fixed text under the key, which tells two keys apart and says
@@ -25,7 +26,7 @@ export function keyChecksKey(prefix: string): string {
  * to register a key, and a registration Redis refuses at its memory limit is left for the next
  * check (pcall), so that a change still runs on a full Redis (src/core/redis/out-of-memory.ts).
  */
-const CHECK_AND_REGISTER = `
+const CHECK_AND_REGISTER = new LuaScript(`
 local registered = redis.call('HGETALL', KEYS[1])
 local known = {}
 for i = 1, #registered, 2 do known[registered[i]] = registered[i + 1] end
@@ -45,12 +46,12 @@ if #registered > 0 then
   end
 end
 if not known[ARGV[1]] then redis.pcall('HSETNX', KEYS[1], ARGV[1], ARGV[2]) end
-return 'ok'`;
+return 'ok'`);
 
 /** Refuses, in one line, a keyring that is not the relay's; registers its current key. */
 export async function checkKeyring(redis: RedisClient, prefix: string, keyring: Keyring, source: string): Promise<void> {
   const pairs = [...keyring.keys].flatMap(([id, key]) => [id, keyCheckValue(key)]);
-  const answer = String(await redis.eval(CHECK_AND_REGISTER, 1, keyChecksKey(prefix), keyring.currentId, keyCheckValue(keyring.keys.get(keyring.currentId)!), ...pairs));
+  const answer = String(await CHECK_AND_REGISTER.run(redis, 1, keyChecksKey(prefix), keyring.currentId, keyCheckValue(keyring.keys.get(keyring.currentId)!), ...pairs));
   if (answer.startsWith('other:')) {
     const id = answer.slice('other:'.length);
     throw new SecretsError(`${source} holds a key ${id} that is not the key ${id} this relay's secrets are encrypted with: use the relay's key file (SECRETS_KEY_FILE, or its DATA_DIR)`);

@@ -8,11 +8,12 @@ import { announceTrackerChange } from './changes';
 import { generatePrivacySecret } from './privacy-rules';
 import { tokenDigest } from './tokens';
 import { TrackerSchema, type Tracker } from './types';
+import { LuaScript } from '../redis/lua-script';
 
 // Compare-and-set of one tracker and its token index. ARGV[1] is the JSON the caller read ('' when
 // the tracker must not exist yet); the first ARGV[4] token keys are pointed at the tracker, the
 // others deleted. A token already pointing at another tracker refuses the whole write.
-const SAVE_IF = `
+const SAVE_IF = new LuaScript(`
 local current = redis.call('GET', KEYS[1])
 if (ARGV[1] == '' and current) or (ARGV[1] ~= '' and current ~= ARGV[1]) then return 0 end
 local active = tonumber(ARGV[4])
@@ -27,7 +28,7 @@ redis.call('SADD', KEYS[2], ARGV[3])
 for i = 3, #KEYS do
   if i <= 2 + active then redis.call('SET', KEYS[i], ARGV[3]) else redis.call('DEL', KEYS[i]) end
 end
-return 1`;
+return 1`);
 
 export class TrackerConflictError extends Error {
   override name = 'TrackerConflictError';
@@ -151,7 +152,7 @@ export class TrackerStore {
     const active = valid.tokens.filter((t) => !t.revokedAt).map((t) => this.tokenKey(tokenDigest(t.token)));
     const revoked = valid.tokens.filter((t) => t.revokedAt).map((t) => this.tokenKey(tokenDigest(t.token)));
     const keys = [this.trackerKey(valid.id), this.indexKey, ...active, ...revoked];
-    const result = (await this.redis.eval(SAVE_IF, keys.length, ...keys, expected, await this.serialize(valid), valid.id, active.length)) as number;
+    const result = (await SAVE_IF.run(this.redis, keys.length, ...keys, expected, await this.serialize(valid), valid.id, active.length)) as number;
     if (result === 1) {
       // Into the audit entry of the action in progress, if one is (src/core/access/audit-context.ts).
       noteChange(`tracker ${valid.id}`, before, valid);
