@@ -21,6 +21,16 @@ import type { Keyspace } from '../../src/core/redis/keyspace';
  */
 const OUT_OF_MEMORY_RETRY_MS = 1000;
 
+/**
+ * A job of fewer records than LINGER_BELOW_RECORDS waits LINGER_MS before its run is read, so that
+ * the jobs that come meanwhile join it. Without it, single events at a steady rate were a routing
+ * step each (read and route scripts, a stream entry and its deflate, a delivery read, per record),
+ * the worker's largest cost a record (bench/RESULTS.md); records reach their destination streams
+ * that much later, which their batching (a quarter of a second and more) does not notice.
+ */
+const LINGER_MS = 5;
+const LINGER_BELOW_RECORDS = 32;
+
 /** Backlog entries moved per Redis call: about a millisecond of Redis time per destination. */
 const BACKLOG_MOVE_CHUNK = 500;
 
@@ -147,6 +157,7 @@ async function startShardRouter(connection: RedisClient, commands: RedisClient, 
     const routing = await source.routingOf(data.trackerId);
     // BullMQ numbers the jobs of a queue without custom ids from one counter; any other id is routed alone.
     const runs = routing.destinations.length > 0 && Number.isSafeInteger(id) && queuedRecordCount(data) < MAX_RUN_RECORDS;
+    if (runs && queuedRecordCount(data) < LINGER_BELOW_RECORDS) await sleep(LINGER_MS, stopping.signal).catch(() => undefined);
     const read = await readRun(source, id, runs ? MAX_RUN_JOBS - 1 : 0, MAX_RUN_BYTES);
     // Routing deletes a job's records: a job without them whose id the cursor has passed was routed
     // by a run (or by a worker that stopped before BullMQ completed it).
