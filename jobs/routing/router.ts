@@ -94,8 +94,9 @@ export async function startRouter(connection: RedisClient, commands: RedisClient
  *
  * The job in hand takes the jobs already waiting right behind it along (jobs/routing/route-run.ts): under
  * load a job routes a run of them, each tracker partition's records of the run in one stream
- * entry per destination, and BullMQ then hands those jobs over only to be completed. An idle
- * queue routes each job as it comes: nothing waits for more.
+ * entry per destination, and BullMQ then hands those jobs over only to be completed. A job of
+ * fewer than LINGER_BELOW_RECORDS waits LINGER_MS first, so that steady single events make runs
+ * too; a larger job does not wait.
  */
 async function startShardRouter(connection: RedisClient, commands: RedisClient, trackerFor: (id: string) => Promise<Tracker | undefined>, logger: Logger, opts: RouterOptions, prefix: string): Promise<Pick<Router, 'close'>> {
   const queue = new Queue<QueuedJobData>(INGEST_QUEUE, { connection, prefix });

@@ -11,6 +11,7 @@ import { LeaderLock } from '../../jobs/delivery/leader-lock';
 import { startWorkerRuntime, type WorkerRuntime } from '../../jobs/worker-runtime';
 import { entryBlock, entryFields } from '../../jobs/routing/stream-entries';
 import { KEPT_BLOCK_RECORDS } from '../../jobs/history/archive-parts';
+import { scanFrames } from '../../jobs/spill/frames';
 import { createLogger } from '../../src/core/logger';
 import type { TrackedRecord } from '../../src/core/records/types';
 import { startTestApi, type TestApi } from '../helpers/api';
@@ -166,6 +167,52 @@ test('segments are days: a range is read from its days, and retention deletes wh
     expect((await files.size()).oldestDay).toBe('2026-10-03');
     await files.close();
   } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('steady traffic is archived a frame each checkMs, and a backlog frame after frame without waiting', async () => {
+  const trackerId = `cadence-${randomUUID().slice(0, 8)}`;
+  const keys = archiveKeys(api.prefix, trackerId);
+  const dir = mkdtempSync(path.join(tmpdir(), 'tributary-archive-'));
+  const stop = new AbortController();
+  const lock = new LeaderLock(api.runtime.redis, keys.lock, 5000);
+  try {
+    let n = 0;
+    const add = () => api.runtime.redis.xadd(keys.stream, '*', ...entryFields([JSON.stringify({ kind: 'event', id: `r${n}`, receivedAt: new Date().toISOString(), eventAt: new Date().toISOString(), event: 'e', properties: { n: n++ } })]));
+    const archivedCount = async () => Number((await api.runtime.redis.hget(keys.status, 'records')) ?? 0);
+    expect(await lock.acquire()).toBe(true);
+    const files = await ArchiveFiles.open(dir, null);
+    // A backlog of 35 records in frames of 10: four frames in a row, though the next look is 10 s away.
+    for (let i = 0; i < 35; i++) await add();
+    const archiver = new Archiver(api.runtime.redis, keys, lock, files, { days: 30, frameRecords: 10, checkMs: 10_000 }, createLogger('silent'));
+    const running = archiver.run(stop.signal);
+    await waitFor(async () => ((await archivedCount()) === 35 ? true : undefined), { timeoutMs: 5000, message: 'the backlog archived without waiting for checkMs' });
+    stop.abort();
+    await running;
+
+    // Then a record about every millisecond for a second, looked at every 400 ms: a few frames,
+    // where archiving whenever a record waits made one for every few records.
+    const steady = new AbortController();
+    const again = new Archiver(api.runtime.redis, keys, lock, files, { days: 30, frameRecords: 5000, checkMs: 400 }, createLogger('silent'));
+    const runningAgain = again.run(steady.signal);
+    const until = Date.now() + 1000;
+    while (Date.now() < until) {
+      await add();
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    await waitFor(async () => ((await archivedCount()) === n ? true : undefined), { timeoutMs: 5000, message: 'the steady records archived' });
+    steady.abort();
+    await runningAgain;
+    const frames = (await Promise.all(readdirSync(dir).map(async (name) => (await scanFrames(path.join(dir, name))).frames))).flat();
+    expect(frames.reduce((sum, f) => sum + f.count, 0)).toBe(n);
+    expect(n).toBeGreaterThan(100);
+    // 4 for the backlog, then about one each look.
+    expect(frames.length - 4).toBeLessThanOrEqual(6);
+    await files.close();
+  } finally {
+    stop.abort();
+    await lock.release();
     rmSync(dir, { recursive: true, force: true });
   }
 });
