@@ -294,8 +294,8 @@ export class DeliveryLoop {
       const stillCounted = spilled === null ? batch.length : batch.filter((e) => compareStreamIds(e.id, spilled) > 0).length;
       const now = Date.now();
       const slot = seriesSlot(this.keys, 'delivered', now);
-      const confirmed = await CONFIRM.run(this.redis,
-        
+      const confirmed = await CONFIRM.run(
+        this.redis,
         7,
         this.keys.lock,
         cursorKey,

@@ -147,8 +147,8 @@ export async function appendStates(redis: RedisClient, archive: ArchiveKeys, des
     const routed = routedBlocks({ texts: texts.slice(start, start + STATES_PER_CALL), values: () => slice }, [destination], rules);
     const final = start + STATES_PER_CALL >= records.length;
     const answer = Number(
-      await APPEND_STATES.run(redis,
-        
+      await APPEND_STATES.run(
+        redis,
         2 + DESTINATION_KEYS,
         archive.stream,
         keys.backfill,

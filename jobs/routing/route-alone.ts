@@ -127,8 +127,8 @@ async function moveBacklogChunk(opts: AloneOptions, job: AloneJob, backlog: stri
   const step: StepRecords = { texts, values: () => texts.map((text) => parseExactJson(text) as TrackedRecord) };
   const routed = routedBlocks(step, job.destinations, opts.rules);
   const ids = entries.map(([id]) => id);
-  const answer = await MOVE_BACKLOG.run(opts.commands,
-    
+  const answer = await MOVE_BACKLOG.run(
+    opts.commands,
     3 + destinationKeys.length,
     opts.cursorKey,
     backlog,
