@@ -16,9 +16,9 @@ export function isLockError(err: unknown): boolean {
  * A primary key that DuckDB says is taken. Every write skips (`ON CONFLICT DO NOTHING`) or merges
  * (`DO UPDATE`) a key that is stored, or (a first delivery's plain insert of events) is written
  * again that way when it meets one (write-events.ts), and a batch holds each key once, so this
- * never means that a record is a duplicate: it means that DuckDB's in-memory index holds a key its table does not,
- * as after a COMMIT that ran out of memory (the rolled-back keys stay in the index until the file
- * is opened again). It is the database's state, not the record's fault.
+ * never means that a record is a duplicate: it means that DuckDB's in-memory index holds a key
+ * its table does not, as after a COMMIT that ran out of memory (the rolled-back keys stay in the
+ * index until the file is opened again). It is the database's state, not the record's fault.
  */
 export function isDuplicateKeyError(err: unknown): boolean {
   return /^Constraint Error: Duplicate key/i.test(message(err));
