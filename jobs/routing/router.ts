@@ -157,8 +157,9 @@ async function startShardRouter(connection: RedisClient, commands: RedisClient, 
     const { data } = job;
     const routing = await source.routingOf(data.trackerId);
     // BullMQ numbers the jobs of a queue without custom ids from one counter; any other id is routed alone.
-    const runs = routing.destinations.length > 0 && Number.isSafeInteger(id) && queuedRecordCount(data) < MAX_RUN_RECORDS;
-    if (runs && queuedRecordCount(data) < LINGER_BELOW_RECORDS) await sleep(LINGER_MS, stopping.signal).catch(() => undefined);
+    const recordCount = queuedRecordCount(data);
+    const runs = routing.destinations.length > 0 && Number.isSafeInteger(id) && recordCount < MAX_RUN_RECORDS;
+    if (runs && recordCount < LINGER_BELOW_RECORDS) await sleep(LINGER_MS, stopping.signal).catch(() => undefined);
     const read = await readRun(source, id, runs ? MAX_RUN_JOBS - 1 : 0, MAX_RUN_BYTES);
     // Routing deletes a job's records: a job without them whose id the cursor has passed was routed
     // by a run (or by a worker that stopped before BullMQ completed it).

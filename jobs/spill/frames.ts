@@ -71,7 +71,7 @@ const TAG_BLOCK = 0x42;
 
 const checksum = (meta: Buffer, payload: Buffer) => hash('sha256', Buffer.concat([meta, payload]), 'buffer').subarray(0, 8);
 
-/** Entries turned into text between two turns of the event loop (see DECODE_SLICE_RECORDS in stream-read.ts). */
+/** Entries turned into text, or out of blocks, between two turns of the event loop (see DECODE_SLICE_RECORDS in stream-read.ts). */
 const ENCODE_SLICE_ENTRIES = 500;
 
 /** The lines payload of `entries`: deflated off the event loop, their text made a slice at a time. */
@@ -143,8 +143,14 @@ function linesOf(text: string): FramedEntry[] {
 async function partsOf(payload: Buffer, where: string): Promise<FramedEntry[]> {
   const out: FramedEntry[] = [];
   let at = 0;
+  let sinceTurn = 0;
   const cut = () => new FrameCorruptError(`the frame at ${where} holds a part cut short at byte ${at}`);
   while (at < payload.length) {
+    // Blocks are inflated on the event loop: a frame of 5 000 records gives it back between them.
+    if (out.length - sinceTurn >= ENCODE_SLICE_ENTRIES) {
+      await nextTurn();
+      sinceTurn = out.length;
+    }
     const tag = payload[at]!;
     if (tag === TAG_LINES) {
       if (at + 5 > payload.length) throw cut();
