@@ -47,17 +47,18 @@ test('a write Redis does not confirm in time is a 503, and one still waiting its
 
 test('writes confirmed in time resolve, and later writes get their own full timeout', async () => {
   const { queue, writes } = hangingQueue();
-  // Margins of a few hundred ms: on a loaded machine a 45 ms timer can fire 40 ms late.
-  const timeoutMs = 400;
+  // Margins of a second each way: under the full suite on 2 cores the event loop has stalled for
+  // more than 200 ms, which margins of 150 ms did not survive.
+  const timeoutMs = 2000;
   const writer = new IngestWriter([queue], { ...options, timeoutMs, maxInflight: 2 });
   const started = performance.now();
   const a = writer.write(T, [record(1)]);
-  await new Promise((r) => setTimeout(r, 250));
+  await new Promise((r) => setTimeout(r, 1000));
   const b = writer.write(T, [record(2)]);
   await new Promise((r) => setImmediate(r));
   writes[0]!.release();
   await a;
-  // Past a's deadline, well before b's (written 250 ms later): a's deadline passing must not cut b's short.
+  // Past a's deadline, well before b's (written 1 s later): a's deadline passing must not cut b's short.
   await new Promise((r) => setTimeout(r, Math.max(0, started + timeoutMs + 20 - performance.now())));
   writes[1]!.release();
   await expect(b).resolves.toBeUndefined();
