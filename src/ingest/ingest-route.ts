@@ -1,5 +1,5 @@
 import type { IngestContext } from './ingest-context';
-import { v7 as uuidv7 } from 'uuid';
+import { newRecordId } from '../core/records/record-id';
 import type { Config } from '../core/config';
 import { SecretsError } from '../core/secrets/keyring';
 import { ApiError, type RecordError } from '../core/errors';
@@ -139,7 +139,7 @@ export async function ingest(ctx: IngestContext, kind: RecordKind, deps: IngestD
   const results: RecordResult[] = payload.items.map((item, i) => {
     if ('error' in item) return item;
     // A record keyed by the header never keeps a generated id: none is made for it.
-    const outcome = normalizeRecord({ kind, raw: item.fields, id: headerKeys?.[i] ?? uuidv7(), idempotencyKey: headerKeys?.[i], invalidUnicode: tracker.invalidUnicode, receivedAt, timeZone: tracker.timeZone, limits, context });
+    const outcome = normalizeRecord({ kind, raw: item.fields, id: headerKeys?.[i] ?? newRecordId(), idempotencyKey: headerKeys?.[i], invalidUnicode: tracker.invalidUnicode, receivedAt, timeZone: tracker.timeZone, limits, context });
     if (!outcome.ok) return { error: outcome.error };
     if (privacy) applyPrivacy(outcome.record, privacy);
     bigInts ||= outcome.bigInts;

@@ -1,4 +1,4 @@
-import { v7 as uuidv7 } from 'uuid';
+import { newRecordId } from '../../core/records/record-id';
 import { ApiError, recordError, type RecordError } from '../../core/errors';
 import { stringifyExactJson } from '../../core/records/exact-json';
 import { normalizeRecord } from '../../core/records/normalize';
@@ -132,7 +132,7 @@ export async function mapSegmentRequest(ctx: IngestContext, input: { body: unkno
   /** Validates and keeps a record; its `_id`, or why it is refused. */
   const add = (kind: RecordKind, fields: Fields, keyed: boolean, index: number, eventAt?: string): string | RecordError => {
     // A message with its messageId keeps it as `_id`: no id is made for it.
-    const outcome = normalizeRecord({ kind, raw: fields, id: typeof fields._id === 'string' ? fields._id : uuidv7(), invalidUnicode: tracker.invalidUnicode, receivedAt, timeZone: tracker.timeZone, limits, context, eventAt });
+    const outcome = normalizeRecord({ kind, raw: fields, id: typeof fields._id === 'string' ? fields._id : newRecordId(), invalidUnicode: tracker.invalidUnicode, receivedAt, timeZone: tracker.timeZone, limits, context, eventAt });
     if (!outcome.ok) return outcome.error;
     if (privacy) applyPrivacy(outcome.record, privacy);
     bigInts ||= outcome.bigInts;

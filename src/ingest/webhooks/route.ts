@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type { HttpContext } from '../../core/requests/request-state';
-import { v7 as uuidv7 } from 'uuid';
+import { newRecordId } from '../../core/records/record-id';
 import { ApiError } from '../../core/errors';
 import { trackersUnreadable, type IngestDeps } from '../ingest-route';
 import { readBodyBytes, parseBodyText } from '../read-body';
@@ -107,7 +107,7 @@ async function receive(deps: IngestDeps, ctx: HttpContext, tracker: Tracker, sou
   const { fields } = mapped;
   const record: TrackedRecord = {
     kind: 'event',
-    id: fields.id ? deliveryKey(fields.id, (k) => CLIENT_KEY_PATTERN.test(k)) : uuidv7(),
+    id: fields.id ? deliveryKey(fields.id, (k) => CLIENT_KEY_PATTERN.test(k)) : newRecordId(),
     receivedAt,
     event: fields.event.slice(0, limits.idLength),
     eventAt: eventTime(fields.eventAt) ?? receivedAt,
