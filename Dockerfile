@@ -49,5 +49,5 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # tini forwards SIGTERM to the relay, which drains (stops accepting, finishes its writes) and exits,
 # and reaps the embedded redis-server's zombie if it ever has one.
-ENTRYPOINT ["tini", "--", "node", "--max-semi-space-size=32", "dist/src/boot/server.js"]
+ENTRYPOINT ["tini", "--", "node", "--max-semi-space-size=32", "--heap-growing-percent=100", "dist/src/boot/server.js"]
 CMD ["all"]

@@ -46,7 +46,7 @@ const LIMITS = ['--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024'];
     const [size, user, entrypoint, health, volumes] = stdout.trim().split(' ');
     console.log(`image ${IMAGE}: ${(Number(size) / 1024 / 1024).toFixed(0)} MiB`);
     expect(user).toBe('node');
-    expect(JSON.parse(entrypoint!)).toEqual(['tini', '--', 'node', '--max-semi-space-size=32', 'dist/src/boot/server.js']);
+    expect(JSON.parse(entrypoint!)).toEqual(['tini', '--', 'node', '--max-semi-space-size=32', '--heap-growing-percent=100', 'dist/src/boot/server.js']);
     expect(health).toContain('/readyz');
     expect(JSON.parse(volumes!)).toEqual({ '/data': {} });
   });

@@ -9,7 +9,7 @@ import { waitFor } from '../helpers/wait';
 import { queryWarehouse } from '../../connectors/local';
 
 test("the thread takes the process's loaders, not V8's heap flags (Node refuses them there): the young generation becomes its resource limit", () => {
-  expect(threadOptions(['--max-semi-space-size=32', '--import', 'tsx', '--enable-source-maps'])).toEqual({ execArgv: ['--import', 'tsx', '--enable-source-maps'], resourceLimits: { maxYoungGenerationSizeMb: 96 } });
+  expect(threadOptions(['--max-semi-space-size=32', '--heap-growing-percent=100', '--import', 'tsx', '--enable-source-maps'])).toEqual({ execArgv: ['--import', 'tsx', '--enable-source-maps'], resourceLimits: { maxYoungGenerationSizeMb: 96 } });
   expect(threadOptions([])).toEqual({ execArgv: [] });
 });
 
