@@ -51,13 +51,20 @@ export function planColumns(rules: ColumnRules, table: readonly TableColumn[], r
     propertyColumns++;
   }
 
+  // A batch repeats the same few names in every row: each is folded once (a regex replace for DuckDB).
+  const foldedNames = new Map<string, string>();
+  const foldOnce = (name: string): string => {
+    let folded = foldedNames.get(name);
+    if (folded === undefined) foldedNames.set(name, (folded = rules.fold(name)));
+    return folded;
+  };
   const widen = new Map<string, ColumnType>();
   const added: Slot[] = [];
   for (const row of rows) {
     for (const name of Object.keys(row)) {
       const type = inferType(row[name]!);
       if (type === undefined) continue;
-      const slot = slots.get(rules.fold(name));
+      const slot = slots.get(foldOnce(name));
       if (slot) {
         if (slot.name !== name || slot.type === undefined) continue;
         const wider = slot.type === 'integer' ? widenType('integer', type) : undefined;
@@ -69,7 +76,7 @@ export function planColumns(rules: ColumnRules, table: readonly TableColumn[], r
       }
       if (!rules.usable(name) || propertyColumns >= maxColumns) continue;
       const fresh: Slot = { name, type, added: true };
-      slots.set(rules.fold(name), fresh);
+      slots.set(foldOnce(name), fresh);
       added.push(fresh);
       propertyColumns++;
     }
