@@ -1,5 +1,4 @@
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -115,17 +114,5 @@ export function serveForParent(server: Server): void {
   server.listen(0, '127.0.0.1', () => tellParent({ type: 'listening', port: (server.address() as AddressInfo).port }));
 }
 
-const START_SCRIPTS = { all: 'start', api: 'start:api', worker: 'start:worker' } as const;
-
-/**
- * The node flags package.json's start script of `role` gives the server (`npm start`,
- * `start:api`, `start:worker`), so that a benchmark measures the server as it is started:
- * `node <flags> dist/src/boot/server.js <role>`.
- */
-export function serverNodeFlags(role: keyof typeof START_SCRIPTS): string[] {
-  const pkg = JSON.parse(readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  const script = pkg.scripts[START_SCRIPTS[role]] ?? '';
-  const match = new RegExp(`^node((?: --\\S+)*) dist/src/boot/server\\.js ${role}$`).exec(script);
-  if (!match) throw new Error(`package.json's ${START_SCRIPTS[role]} is not "node [--flags] dist/src/boot/server.js ${role}": ${script}`);
-  return match[1]!.split(' ').filter(Boolean);
-}
+/** The start scripts' node flags, so that a benchmark measures the server as it is started. */
+export { serverNodeFlags } from '../test/helpers/start-flags';

@@ -13,11 +13,13 @@ import { freePort } from '../helpers/redis-server';
 import { seededRandom } from '../helpers/seeded-random';
 import { SERVER } from '../helpers/entries';
 import { waitReady } from '../helpers/tributary-process';
+import { serverNodeFlags } from '../helpers/start-flags';
 
 /**
  * An API process under hostile load at the default limits: bodies at and over 1 MiB, gzip bombs
  * that decode to the 5 MiB limit, deep nesting, 60 KiB URLs, with 16 requests in flight. Its peak
  * resident memory (VmHWM) is printed and must stay within a bound docs/sending-data.md states ("Errors", memory under hostile load).
+ * The process gets `start:api`'s node flags: V8's heap flags decide how far memory grows.
  */
 jest.setTimeout(180_000);
 const ROOT = path.join(__dirname, '..', '..');
@@ -53,7 +55,7 @@ test('peak RSS of the API process under hostile requests stays bounded', async (
   const port = await freePort();
   // Its own data directory: the API keeps its admin token there, and nothing goes into the checkout.
   const dataDir = mkdtempSync(path.join(tmpdir(), 'tributary-hostile-'));
-  const child = spawn(process.execPath, [SERVER, 'api'], {
+  const child = spawn(process.execPath, [...serverNodeFlags('api'), SERVER, 'api'], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'error', REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: prefix, PORT: String(port), DATA_DIR: dataDir },
     stdio: ['ignore', 'ignore', 'pipe'],
