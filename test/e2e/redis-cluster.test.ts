@@ -85,6 +85,10 @@ test('trackers spread over the masters; a master killed under load with REDIS_AC
   procs.push(api, spawnTributary('worker', env), spawnTributary('worker', env));
   await waitReady(port, api, 60_000);
 
+  /** Each relay process's state and the end of its log, for a failure to say which one stopped and why. */
+  const relayStates = (): string =>
+    procs.map((p, i) => `relay ${i === 0 ? 'api' : `worker ${i}`}: ${p.child.exitCode !== null || p.child.signalCode !== null ? `exited (${p.child.exitCode ?? p.child.signalCode})` : 'running'}; its log ends:\n${p.output().slice(-1500)}`).join('\n');
+
   /** A client that retries until it gets a 2xx, as a phone or an SDK does: with the same body and so the same keys. */
   let refusals = 0;
   const send = async (trackerId: string, path: string, body: unknown): Promise<void> => {
@@ -98,7 +102,7 @@ test('trackers spread over the masters; a master killed under load with REDIS_AC
       refusals++;
       await new Promise((r) => setTimeout(r, 100));
     }
-    throw new Error(`${trackerId} ${path}: no 2xx after 400 attempts; the last: ${last}`);
+    throw new Error(`${trackerId} ${path}: no 2xx after 400 attempts; the last: ${last}\n${relayStates()}`);
   };
 
   // Users' updates, then events until the failover is over and some more: the load spans the kill.
@@ -121,7 +125,9 @@ test('trackers spread over the masters; a master killed under load with REDIS_AC
 
   // Mid-load, the master that holds beta's partition 0 dies.
   const victim = masterOf.get('beta/0')!;
-  await waitFor(async () => Number((await client.hget(partitionDeliveryKeys(keyspace, { trackerId: 'beta', destinationId: 'wh', partition: 0 }).status, 'delivered').catch(() => '0')) ?? 0) > 0, { message: 'beta delivering', timeoutMs: 60_000 });
+  await waitFor(async () => Number((await client.hget(partitionDeliveryKeys(keyspace, { trackerId: 'beta', destinationId: 'wh', partition: 0 }).status, 'delivered').catch(() => '0')) ?? 0) > 0, { message: 'beta delivering', timeoutMs: 60_000 }).catch((err: Error) => {
+    throw new Error(`${err.message}\n${relayStates()}`);
+  });
   await cluster.killMaster(victim);
   const promoted = await cluster.waitForFailover(victim);
   expect(promoted).not.toBe(victim);
