@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { freePort } from '../../src/core/redis/embedded-redis';
+import { freePort } from '../helpers/ports';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
 import { spawnTributary, waitReady, type TributaryProcess } from '../helpers/tributary-process';
 

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
-import { freePort } from '../../src/core/redis/embedded-redis';
+import { freePort } from '../helpers/ports';
 import { browserSuite, consoleServer, launchChromium, shot as screenshot, watchProblems } from './browser';
 import { startCustomerSite, type CustomerSite } from './customer-site';
 

@@ -2,7 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { postgresConnector } from '../../connectors/postgres';
 import { LEAST_RIGHTS_SQL } from '../../connectors/postgres/setup';
 import { createLogger } from '../../src/core/logger';
-import { freePort } from '../../src/core/redis/embedded-redis';
+import { freePort } from '../helpers/ports';
 import { createTestDatabase, TEST_PG, type TestDatabase } from '../helpers/postgres';
 import { browserSuite, consoleServer, launchChromium, shot as screenshot, signIn, watchProblems } from './browser';
 

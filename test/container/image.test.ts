@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from '../../src/core/redis/embedded-redis';
+import { freePort } from '../helpers/ports';
 import { waitFor } from '../helpers/wait';
 
 /**

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
-import { freePort } from '../../src/core/redis/embedded-redis';
+import { freePort } from './ports';
 import type { TestDatabase } from './postgres';
 
 const run = promisify(execFile);

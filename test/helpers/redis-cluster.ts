@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import { freePort } from '../../src/core/redis/embedded-redis';
+import { freePort } from './ports';
 import { waitFor } from './wait';
 
 const run = promisify(execFile);

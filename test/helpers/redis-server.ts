@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { answersPing, freePort } from '../../src/core/redis/embedded-redis';
+import { answersPing } from '../../src/core/redis/embedded-redis';
+import { freePort } from './ports';
 import { waitFor } from './wait';
 
 export { freePort };

@@ -5,7 +5,7 @@ import type { TrackedRecord } from '../../../src/core/records/types';
 import { createLogger } from '../../../src/core/logger';
 import { createCluster, createRedisClient, duplicateClient, infoMemoryOfMasters, isCluster, nodeForKey, parseInfoMemory, slotOf, waitForReplicas, whenConnected } from '../../../src/core/redis/cluster';
 import type { ClusterSeeds } from '../../../src/core/redis/cluster-nodes';
-import { freePort } from '../../../src/core/redis/embedded-redis';
+import { freePort } from '../../helpers/ports';
 import { Keyspace } from '../../../src/core/redis/keyspace';
 import { DEFAULT_MEMORY_BUDGET, MemoryBudget } from '../../../src/core/redis/memory-budget';
 import type { RedisRole } from '../../../src/core/redis/redis';
