@@ -4,7 +4,7 @@ import type { RecordOutcome } from '../types';
 import { coalesceUpserts } from '../shared/coalesce-upserts';
 import { writeIsolatingDataErrors } from '../shared/isolate-data-errors';
 import { errorMessage, isDataError } from './duckdb-errors';
-import { StoredEventError, writeEvents, type StoredEvents } from './write-events';
+import { AppendRefusedError, writeEvents, type StoredEvents } from './write-events';
 import { writeUpserts } from './write-upserts';
 
 /** Writes records of all three kinds in one transaction: all of them, or (on any error) none. */
@@ -25,16 +25,17 @@ async function applyAll(conn: DuckDBConnection, records: readonly TrackedRecord[
 }
 
 /**
- * Events go in by the cheaper plain INSERT unless some may be stored already (`resend`); a batch
- * that meets a stored event anyway (a client sending an `_id` again) is rolled back and written
- * again skipping them.
+ * Events are appended straight into their table unless some may be stored already (`resend`); a
+ * batch whose append is refused (a client sending an `_id` again, a value its column does not
+ * take) is rolled back and written again through the stage, which skips stored events and reports
+ * a bad value as a data error.
  */
 async function applyEventsOnce(conn: DuckDBConnection, records: readonly TrackedRecord[], maxColumns: number, resend: boolean): Promise<void> {
   if (resend) return applyAll(conn, records, maxColumns, 'skip');
   try {
     await applyAll(conn, records, maxColumns, 'refuse');
   } catch (err) {
-    if (!(err instanceof StoredEventError)) throw err;
+    if (!(err instanceof AppendRefusedError)) throw err;
     await applyAll(conn, records, maxColumns, 'skip');
   }
 }

@@ -1,3 +1,4 @@
+import { DuckDBConnection } from '@duckdb/node-api';
 import { allOk, event, json, openFixture, user, type LocalFixture } from './helpers';
 
 describe('local connector: events', () => {
@@ -83,4 +84,84 @@ describe('local connector: events', () => {
     const [pk] = await fx.rows(`SELECT constraint_column_names AS cols FROM duckdb_constraints() WHERE table_name = 'events' AND constraint_type = 'PRIMARY KEY'`);
     expect(pk!.cols).toEqual(['_id']);
   });
+
+  describe('a first delivery, appended straight into the table', () => {
+    const live = { resend: false };
+    const values = (n: number) => ({
+      count: n,
+      big: 9007199254740993n,
+      huge: -170141183460469231731687303715884105728n,
+      ratio: n === 1 ? 0.1 : 1e21,
+      tiny: 5e-324,
+      flag: n === 1,
+      text: 'a "quoted" line\nand é, 日本, 😀',
+      nested: { a: [1, { b: null }], c: 'd' },
+      list: [1, 'two', false],
+      nothing: null,
+    });
+    const stored = (table: string) =>
+      fx.rows(
+        `SELECT _event, _uid, _sid, epoch_ms(_event_at)::VARCHAR AS at, epoch_ms(_received_at)::VARCHAR AS received, _context, _properties,
+           count, big::VARCHAR AS big, huge::VARCHAR AS huge, ratio, tiny, flag, text, nested, list FROM ${table} ORDER BY count`,
+      );
+
+    it('stores every type as the staged write of a resend stores it', async () => {
+      const make = () => [
+        event('typed', values(1), { uid: 'u1', sid: 's1', context: { ip: '203.0.113.9', userAgent: 'jest' }, eventAt: '2026-03-01T12:34:56.789Z' }),
+        event('typed', values(2), { eventAt: '2026-03-02T00:00:00.000Z' }),
+      ];
+      const appenders = jest.spyOn(DuckDBConnection.prototype, 'createAppender');
+      expect(allOk(await fx.write(make(), live))).toBe(true);
+      // Appended into the table, and not refused into the staged write.
+      expect(appenders.mock.calls.map(([table]) => table)).toEqual(['events']);
+      appenders.mockRestore();
+      const appended = await stored('events');
+      const other = await openFixture();
+      try {
+        expect(allOk(await other.write(make(), { resend: true }))).toBe(true);
+        const staged = await other.rows(
+          `SELECT _event, _uid, _sid, epoch_ms(_event_at)::VARCHAR AS at, epoch_ms(_received_at)::VARCHAR AS received, _context, _properties,
+             count, big::VARCHAR AS big, huge::VARCHAR AS huge, ratio, tiny, flag, text, nested, list FROM events ORDER BY count`,
+        );
+        const comparable = (rows: typeof appended) => rows.map(({ received: _received, ...rest }) => rest);
+        expect(comparable(appended)).toEqual(comparable(staged));
+      } finally {
+        await other.cleanup();
+      }
+      expect(appended[0]).toMatchObject({ _uid: 'u1', _sid: 's1', at: String(Date.parse('2026-03-01T12:34:56.789Z')), count: '1', big: '9007199254740993', huge: '-170141183460469231731687303715884105728', flag: true });
+      expect(json(appended[0]!.nested)).toEqual({ a: [1, { b: null }], c: 'd' });
+      expect(json(appended[1]!._properties)).toMatchObject({ count: 2, ratio: 1e21, nothing: null });
+    });
+
+    it('leaves a column the batch does not touch NULL, and gives a column added by hand its default', async () => {
+      expect(allOk(await fx.write([event('a', { early: 'x', other: 1 })], live))).toBe(true);
+      await fx.writer.close();
+      const { DuckDBInstance } = await import('@duckdb/node-api');
+      const db = await DuckDBInstance.create(fx.file);
+      const conn = await db.connect();
+      await conn.run(`ALTER TABLE events ADD COLUMN origin VARCHAR DEFAULT 'relay'`);
+      conn.closeSync();
+      db.closeSync();
+      const reopened = await openFixture({}, fx.dataDir);
+      try {
+        expect(allOk(await reopened.write([event('b', { other: 2 })], live))).toBe(true);
+        expect(await reopened.rows('SELECT _event, early, other, origin FROM events ORDER BY _event')).toEqual([
+          { _event: 'a', early: 'x', other: '1', origin: 'relay' },
+          { _event: 'b', early: null, other: '2', origin: 'relay' },
+        ]);
+      } finally {
+        await reopened.writer.close();
+      }
+    });
+
+    it('fails only the record whose value its column refuses, and writes the others once', async () => {
+      const good = event('view', { n: 1 });
+      const bad = event('view', { n: 2 }, { eventAt: 'not a time' });
+      const outcomes = await fx.write([good, bad, event('view', { n: 3 })], live);
+      expect(outcomes.map((o) => o.status)).toEqual(['ok', 'failed', 'ok']);
+      expect(outcomes[1]!.status === 'failed' && outcomes[1]!.error.message).toMatch(/refused this record: Conversion Error/);
+      expect(await fx.rows('SELECT n FROM events ORDER BY n')).toEqual([{ n: '1' }, { n: '3' }]);
+    });
+  });
 });
+

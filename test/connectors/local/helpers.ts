@@ -22,8 +22,9 @@ export interface LocalFixture {
   cleanup: () => Promise<void>;
 }
 
-export async function openFixture(settings: LocalSettings = {}): Promise<LocalFixture> {
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'tributary-local-'));
+/** `dataDir`: open the warehouse of an earlier fixture's directory again. */
+export async function openFixture(settings: LocalSettings = {}, dataDir?: string): Promise<LocalFixture> {
+  dataDir ??= await mkdtemp(path.join(os.tmpdir(), 'tributary-local-'));
   const writer = await localConnector.open({
     trackerId: TRACKER,
     destinationId: 'local',
