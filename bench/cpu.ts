@@ -5,7 +5,7 @@ import { deliveryKeys } from '../jobs/delivery/keys';
 import { generateToken } from '../src/core/trackers/tokens';
 import { ask, buildChildren, forkChild, nextMessage, stopChild, type Message } from './child';
 import type { PacedPlan, PacedResult } from './paced-load';
-import { mainThreadCpuSeconds, processCpuSeconds } from './proc-stats';
+import { mainThreadCpuSeconds, processCpuSeconds, threadCpuSeconds } from './proc-stats';
 import { deletePrefix } from './queue-records';
 import { alternatePairs, median } from './pairs';
 import { metric, poll, spawnBenchWorker, startTributary, type BenchTracker, type TributaryServer } from './tributary-server';
@@ -33,7 +33,9 @@ import type { TrackerResolver } from '../src/ingest/resolver';
  *   `BENCH_CPU_DELIVERY_RATE` records/s into the local warehouse: the worker's CPU (router, delivery
  *   loop, DuckDB) a record delivered, over a steady window after a warmup.
  *   `BENCH_CPU_DELIVERY_SIZE` records a request (default 100; 1 for single events, which cost the
- *   worker a routing step each).
+ *   worker a routing step each). `BENCH_THREADS=1` also prints the worker's CPU by thread, as its
+ *   offset from the process id: +0 is the main thread, V8's helpers and then libuv's pool (where
+ *   DuckDB's statements run) follow it.
  *
  * `BENCH_CPU_ONLY` picks sections (comma-separated), `BENCH_CPU_PAIRS` and `BENCH_CPU_SECONDS`
  * set the pairs and the seconds of each run. Figures: bench/RESULTS.md.
@@ -253,9 +255,18 @@ async function main(): Promise<void> {
       await measure(target, DELIVERY_SIZE, requestRate, 10);
       const load = measure(target, DELIVERY_SIZE, requestRate, DELIVERY_SECONDS + 10);
       await new Promise((r) => setTimeout(r, 5000));
+      const threads0 = threadCpuSeconds(worker.pid);
       const [cpu0, main0, d0, t0] = [processCpuSeconds(worker.pid), mainThreadCpuSeconds(worker.pid), await delivered(), performance.now()];
       await new Promise((r) => setTimeout(r, DELIVERY_SECONDS * 1000));
       const [cpu1, main1, d1, t1] = [processCpuSeconds(worker.pid), mainThreadCpuSeconds(worker.pid), await delivered(), performance.now()];
+      const threads1 = threadCpuSeconds(worker.pid);
+      if (process.env.BENCH_THREADS) {
+        for (const [tid, c1] of threads1) {
+          const c0 = threads0.get(tid) ?? { user: 0, system: 0 };
+          const u = ((c1.user - c0.user) * 1e6) / (d1 - d0), s = ((c1.system - c0.system) * 1e6) / (d1 - d0);
+          if (u + s > 0.05) console.log(`  thread +${tid - worker.pid!}: user ${fmt(u, 2)} system ${fmt(s, 2)} µs a record`);
+        }
+      }
       const sent = await load;
       const after = await server.idleCounts();
       await poll('every record delivered', async () => ((await delivered()) >= after.records ? true : undefined), 300_000, 200);

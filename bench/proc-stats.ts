@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
 
 /** Clock ticks per second of /proc/<pid>/stat on Linux (USER_HZ is 100 on every common build). */
@@ -12,6 +12,28 @@ export function processCpuSeconds(pid: number | undefined): number {
 /** CPU seconds of a process's main thread alone (its event loop; not V8's helpers, libuv's pool or a native library's threads). */
 export function mainThreadCpuSeconds(pid: number | undefined): number {
   return pid === undefined ? Number.NaN : cpuSecondsOf(`/proc/${pid}/task/${pid}/stat`);
+}
+
+/** CPU seconds (user and system apart) of each thread of a process, by thread id. */
+export function threadCpuSeconds(pid: number | undefined): Map<number, { user: number; system: number }> {
+  const threads = new Map<number, { user: number; system: number }>();
+  if (pid === undefined) return threads;
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return threads;
+  }
+  for (const tid of tids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      threads.set(Number(tid), { user: Number(fields[11]) / USER_HZ, system: Number(fields[12]) / USER_HZ });
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return threads;
 }
 
 function cpuSecondsOf(statFile: string): number {
