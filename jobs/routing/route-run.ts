@@ -24,7 +24,7 @@ export const MAX_RUN_JOBS = 64;
 /**
  * Records of one run at most. A block is inflated whole by delivery and by the spiller, and a
  * block of 2 000 typical events (~800 KB of JSON) deflates in a few milliseconds; beyond about 20
- * records a block gains little (70 bytes a record at 20, bench/RESULTS.md).
+ * records a block gains little (about 87 bytes of Redis a record at 20, 66 at 100, bench/RESULTS.md).
  */
 export const MAX_RUN_RECORDS = 2000;
 /** Bytes of job data read behind the job in hand at most: a bound on one read whatever the jobs hold. */

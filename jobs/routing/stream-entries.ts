@@ -6,8 +6,9 @@ import { compareStreamIds, entryIdOf, streamIdTime } from '../delivery/keys';
  * one routing step for a destination as one entry, a block: `n <count> b1 <their JSON lines, raw
  * deflate with the preset dictionary below>`. A step is one ingest job, or under load the job in
  * hand and the jobs already waiting behind it (jobs/routing/route-run.ts), since a block's bytes per record
- * fall as it grows: a typical 400-byte stored event takes about 70 bytes of Redis in a block of 20
- * and about 180 alone, against about 460 as plain JSON in an entry of its own (bench/RESULTS.md).
+ * fall as it grows: a typical 450-byte stored event takes about 87 bytes of Redis in a block of 20,
+ * 66 at 100 and about 258 alone, against about 460 as plain JSON in an entry of its own, at the
+ * router's deflate level (ROUTED_LEVEL; bench/RESULTS.md).
  * A record in a block is known by `<entry id>#<k>` (k from 0), which orders after the entries
  * before it and before the ones after it. A record as plain `r <json>` keeps its entry's id:
  * replayed dead letters, a tracker's backlog, and streams written before blocks. An entry that
@@ -38,11 +39,21 @@ const DICTIONARY_1 = Buffer.from(
 );
 
 /**
+ * Deflate's levels: the router's blocks, written as records arrive and mostly delivered within a
+ * second, take a fast one; the compactor's, written to stay while a destination does not deliver,
+ * take zlib's default. In blocks of 100 typical events, level 3 costs about 1.9 µs of CPU a record
+ * and the default 3.7–3.9, for 10% more bytes (bench/RESULTS.md). A reader needs no level.
+ */
+export const ROUTED_LEVEL = 3;
+export const COMPACTED_LEVEL = 6;
+
+/**
  * The fields of one stream entry holding `records` (JSON texts, which never contain a raw newline);
  * `queuedSince` (ms) when the records were queued before the entry is written.
  */
-export function entryFields(records: readonly string[], queuedSince?: number): Array<string | Buffer> {
-  const fields: Array<string | Buffer> = ['n', String(records.length), 'b1', deflateRawSync(Buffer.from(records.join('\n')), { dictionary: DICTIONARY_1 })];
+export function entryFields(records: readonly string[], queuedSince?: number, level = ROUTED_LEVEL): Array<string | Buffer> {
+  const block = deflateRawSync(Buffer.from(records.join('\n')), { dictionary: DICTIONARY_1, level });
+  const fields: Array<string | Buffer> = ['n', String(records.length), 'b1', block];
   if (queuedSince !== undefined) fields.push('t', String(queuedSince));
   return fields;
 }

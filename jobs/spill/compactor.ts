@@ -3,7 +3,7 @@ import type { Logger } from '../../src/core/logger';
 import type { LeaderLock } from '../delivery/leader-lock';
 import type { StreamReadTurns } from '../delivery/read-turns';
 import { compareStreamIds, entryIdOf, ENSURE_COUNT, type DeliveryKeys } from '../delivery/keys';
-import { entryFields, entryQueuedSince, entryRecordCount, entryRecords } from '../routing/stream-entries';
+import { COMPACTED_LEVEL, entryFields, entryQueuedSince, entryRecordCount, entryRecords } from '../routing/stream-entries';
 import { LuaScript } from '../../src/core/redis/lua-script';
 
 /**
@@ -43,7 +43,8 @@ return 1`);
 
 /**
  * Records per compacted block. A typical 450-byte stored event takes about 66 bytes of Redis in a
- * block of 100 against about 110 in blocks of 6 and 256 alone (bench/RESULTS.md), and a batch
+ * block of 100 against about 112 in blocks of 6 and 256 alone (at the compactor's level; the
+ * router's faster one takes 128 in blocks of 6, bench/RESULTS.md), and a batch
  * that needs one record of a block decodes all of it, so larger blocks buy little.
  */
 export const COMPACT_BLOCK_RECORDS = 100;
@@ -153,7 +154,7 @@ export class StreamCompactor {
   /** Applies `plan` if the lease is held and the old entries, cursor and spilled point are as read; true when applied. */
   async commit(plan: CompactionPlan): Promise<boolean> {
     const k = this.keys;
-    const fields = plan.blocks.flatMap((b) => entryFields(b.records, b.queuedSince));
+    const fields = plan.blocks.flatMap((b) => entryFields(b.records, b.queuedSince, COMPACTED_LEVEL));
     const answer = await COMPACT.run(this.redis, 5, k.lock, k.stream, k.cursor, k.spilled, k.queued, this.lock.token, plan.cursor, plan.spilled, plan.oldIds.length, ...plan.oldIds, ...fields);
     return answer === 1;
   }

@@ -1,5 +1,5 @@
 import { compareStreamIds, entryIdOf } from '../../jobs/delivery/keys';
-import { entryFields, entryRecords, rangeStartAfter, recordsAfter } from '../../jobs/routing/stream-entries';
+import { COMPACTED_LEVEL, entryFields, entryRecords, rangeStartAfter, recordsAfter, ROUTED_LEVEL } from '../../jobs/routing/stream-entries';
 
 /** Records in a destination's stream: blocks of a job's records, read back exactly, in order. */
 const json = (n: number) => JSON.stringify({ kind: 'event', id: `e${n}`, event: 'view', properties: { text: 'ünï\\ncode\u2028', n } });
@@ -14,6 +14,20 @@ test('a block holds its records exactly, known as <entry>#<k>, the last one endi
     { id: '1700-5#1', json: records[1], endsEntry: false },
     { id: '1700-5#2', json: records[2], endsEntry: true },
   ]);
+});
+
+test("the router's fast blocks and the compactor's dense ones read back alike", () => {
+  const words = ['pricing', 'docs', 'blog', 'signup', 'checkout', 'team', 'careers', 'api'];
+  const records = Array.from({ length: 100 }, (_, n) =>
+    JSON.stringify({ kind: 'event', id: `0190a000-${(n * 7919).toString(16)}`, event: words[n % 8], properties: { page: `/${words[(n * 5) % 8]}/${(n * 7919) % 1000}`, ms: (n * 104729) % 100000, title: `${words[(n * 3) % 8]} ${words[(n * 7) % 8]}` } }),
+  );
+  const routed = entryFields(records);
+  const compacted = entryFields(records, undefined, COMPACTED_LEVEL);
+  expect(entryRecords('1700-5', compacted)).toEqual(entryRecords('1700-5', routed));
+  expect(entryRecords('1700-5', routed).map((r) => r.json)).toEqual(records);
+  // Not the same deflate: the compactor's level packs tighter than the router's.
+  expect(ROUTED_LEVEL).toBeLessThan(COMPACTED_LEVEL);
+  expect((compacted[3] as Buffer).length).toBeLessThan((routed[3] as Buffer).length);
 });
 
 test('a plain record, as replay and older streams write it, keeps its entry id', () => {
