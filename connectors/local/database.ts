@@ -6,7 +6,8 @@ import { ConfigurationError, RetryableError } from '../errors';
 import { errorMessage, toConnectorError } from './duckdb-errors';
 import { engineOptions, type EngineLimits } from './engine';
 import { withFileMutex } from './file-mutex';
-import { readerWaiting, waitForReaders } from './reader-handoff';
+import { announce, announced, MARKER_STALE_MS, waitWhileAnnounced } from './file-handoff';
+import { sleep } from '../../src/core/sleep';
 import { ensureTables } from './schema';
 
 /** Makes the warehouse directory, or says plainly why it cannot be written. */
@@ -28,21 +29,42 @@ export async function prepareDirectory(file: string): Promise<void> {
  */
 const WRITER_OPTIONS = { threads: '1' };
 
-/** How often an open writer looks for a waiting reader. */
-const READER_POLL_MS = 200;
+/** How often an open writer looks for a waiting reader or writer while it has no batch. */
+const WAITERS_POLL_MS = 200;
+
+/**
+ * How long a writer keeps the file while another relay process's writer waits for it: a turn. Each
+ * handover checkpoints the file and opens it again (20–500 ms, growing with the file), so turns
+ * much shorter than this would spend the writers' time on handovers; a partition waits about
+ * this long for its turn (file-handoff.ts).
+ */
+export const WRITER_TURN_MS = 2_000;
+
+/**
+ * How long a writer that finds the file held by another relay process waits for its turn before
+ * it reports the file locked (and its batch is retried later): a turn, the holder's batch in hand
+ * and its checkpoint, with room to spare.
+ */
+const TURN_WAIT_MS = 15_000;
+const TURN_POLL_MS = 100;
 
 interface Open {
   instance: DuckDBInstance;
   conn: DuckDBConnection;
   removeSpill: () => Promise<void>;
+  /** When this process opened the file: its turn ends WRITER_TURN_MS later if another writer waits. */
+  openedAt: number;
+  /** Withdraws this process's holder marker. */
+  withdrawHolder: () => Promise<void>;
 }
 
 /**
  * The writer's handle on one warehouse file, shared by every destination of this process that
  * writes the file.
  *
- * It stays open between batches and is closed after `releaseAfterIdleMs` without a write, or
- * between two batches when a reader announces itself (reader-handoff.ts). Opening and closing per
+ * It stays open between batches and is closed after `releaseAfterIdleMs` without a write, between
+ * two batches when a reader announces itself, or after a turn when another relay process's
+ * writer waits for the file (file-handoff.ts). Opening and closing per
  * batch was measured and is too slow: closing checkpoints the file, which with the events primary
  * key costs 20 ms on a new file, ~200–500 ms at 100 000–250 000 events, and grows with the table
  * (the same run without the key: 20–60 ms); opening adds 15–30 ms. Throughput fell from ~18 000–28 000
@@ -70,7 +92,7 @@ export class Warehouse {
   private refs = 0;
   private open: Open | undefined;
   private idle: NodeJS.Timeout | undefined;
-  private readerPoll: NodeJS.Timeout | undefined;
+  private waitersPoll: NodeJS.Timeout | undefined;
 
   /** The writer's memory limit: the host's, until raiseMemoryLimit doubles it. Kept across reopens while the file is shared. */
   private memoryMb: number;
@@ -149,11 +171,67 @@ export class Warehouse {
   }
 
   private async connection(signal: AbortSignal | undefined): Promise<DuckDBConnection> {
-    if (this.open && (await readerWaiting(this.file))) await this.closeNow();
+    if (this.open && (await this.shouldLetGo())) await this.closeNow();
     if (this.open) return this.open.conn;
-    await waitForReaders(this.file, signal);
-    if (signal?.aborted) throw new RetryableError(`stopped while a reader had the local warehouse ${this.file}`, { reason: 'aborted' });
+    // A reader or a writer that asked for the file gets it first; the writer, once it has opened
+    // the file (its marker gone), is waited for no longer.
+    await waitWhileAnnounced(this.file, ['reader'], signal, MARKER_STALE_MS);
+    await waitWhileAnnounced(this.file, ['writer'], signal, TURN_WAIT_MS);
+    if (signal?.aborted) throw new RetryableError(`stopped while another process had the local warehouse ${this.file}`, { reason: 'aborted' });
     await prepareDirectory(this.file);
+    this.open = await this.openWaitingForTurn(signal);
+    // An idle writer would otherwise only notice a reader or a waiting writer at its next batch.
+    this.waitersPoll = setInterval(() => {
+      void this.shouldLetGo()
+        .then((letGo) => (letGo ? withFileMutex(this.file, () => this.closeNow()) : undefined))
+        .catch(() => undefined);
+    }, WAITERS_POLL_MS);
+    this.waitersPoll.unref();
+    return this.open.conn;
+  }
+
+  /** Whether the open file should go to a reader now, or to a waiting writer whose turn it is. */
+  private async shouldLetGo(): Promise<boolean> {
+    if (!this.open) return false;
+    const waiting = await announced(this.file);
+    return waiting.has('reader') || (waiting.has('writer') && Date.now() - this.open.openedAt >= WRITER_TURN_MS);
+  }
+
+  /**
+   * Opens the file. While another relay process holds it, this process announces itself as a
+   * waiting writer and tries again until that one lets go after its turn, up to TURN_WAIT_MS; a
+   * file held by anything else (the DuckDB CLI) is reported locked at once.
+   */
+  private async openWaitingForTurn(signal: AbortSignal | undefined): Promise<Open> {
+    let withdrawWaiting: (() => Promise<void>) | undefined;
+    const deadline = Date.now() + TURN_WAIT_MS;
+    try {
+      for (;;) {
+        try {
+          return await this.openOnce();
+        } catch (err) {
+          const locked = err instanceof RetryableError && err.details.reason === 'locked';
+          if (!locked || signal?.aborted || Date.now() >= deadline) throw err;
+          if (!withdrawWaiting) {
+            if (!(await this.heldByRelay())) throw err;
+            withdrawWaiting = await announce(this.file, 'writer');
+          }
+          await sleep(TURN_POLL_MS);
+        }
+      }
+    } finally {
+      await withdrawWaiting?.();
+    }
+  }
+
+  /** Whether a relay process holds the file: it says so right after it opens it, so a lock found in between is looked at once more. */
+  private async heldByRelay(): Promise<boolean> {
+    if ((await announced(this.file)).has('holder')) return true;
+    await sleep(TURN_POLL_MS);
+    return (await announced(this.file)).has('holder');
+  }
+
+  private async openOnce(): Promise<Open> {
     let instance: DuckDBInstance | undefined;
     let conn: DuckDBConnection | undefined;
     let engine: Awaited<ReturnType<typeof engineOptions>> | undefined;
@@ -162,19 +240,16 @@ export class Warehouse {
       instance = await DuckDBInstance.create(this.file, { ...WRITER_OPTIONS, ...engine.options });
       conn = await instance.connect();
       await ensureTables(conn);
+      // Announced before a waiting marker of this process is withdrawn, so that the writer that
+      // handed over sees a holder when it finds the file locked in turn.
+      const withdrawHolder = await announce(this.file, 'holder');
+      return { instance, conn, removeSpill: engine.removeSpill, openedAt: Date.now(), withdrawHolder };
     } catch (err) {
       conn?.closeSync();
       instance?.closeSync();
       await engine?.removeSpill();
       throw toConnectorError(this.file, err);
     }
-    this.open = { instance, conn, removeSpill: engine.removeSpill };
-    // An idle writer would otherwise only notice a reader at its next batch.
-    this.readerPoll = setInterval(() => {
-      void readerWaiting(this.file).then((waiting) => (waiting ? withFileMutex(this.file, () => this.closeNow()) : undefined)).catch(() => undefined);
-    }, READER_POLL_MS);
-    this.readerPoll.unref();
-    return conn;
   }
 
   private async closeNow({ checkpoint = true } = {}): Promise<void> {
@@ -182,7 +257,7 @@ export class Warehouse {
     if (!open) return;
     this.open = undefined;
     this.cancelIdle();
-    clearInterval(this.readerPoll);
+    clearInterval(this.waitersPoll);
     try {
       // The checkpoint runs on DuckDB's threads; closeSync would otherwise do it on the event loop.
       if (checkpoint) await open.conn.run('CHECKPOINT');
@@ -192,6 +267,7 @@ export class Warehouse {
     } finally {
       open.conn.closeSync();
       open.instance.closeSync();
+      await open.withdrawHolder();
       await open.removeSpill();
     }
   }

@@ -65,8 +65,10 @@ const BATCH_MAX_AGE_MS = 250;
  * ## One writer
  * DuckDB locks the file for one writer process. The worker keeps it open while batches flow and
  * closes it after `releaseAfterIdleMs` (default 1 s) without writes, or as soon as a reader
- * (`tributary query`, `tributary export`) asks for it. A writer in a second process gets a
- * RetryableError naming the process that holds the file, and its batch is retried later.
+ * (`tributary query`, `tributary export`) asks for it. Writers of several relay processes (workers
+ * delivering partitions of one tracker) take turns on the file (database.ts, file-handoff.ts). A
+ * writer that finds the file held by any other process gets a RetryableError naming it, and its
+ * batch is retried later.
  */
 export const localConnector: Connector<LocalSettings> = {
   type: 'local',

@@ -7,7 +7,7 @@ import { RetryableError } from '../errors';
 import { Warehouse } from './database';
 import { errorMessage, isLockError } from './duckdb-errors';
 import { withFileMutex } from './file-mutex';
-import { announceReader } from './reader-handoff';
+import { announceReader } from './file-handoff';
 import { DEFAULT_ENGINE_MEMORY_MB, engineOptions, type EngineLimits } from './engine';
 import { quoteLiteral } from './sql';
 import { TABLE } from './tables';
@@ -70,7 +70,7 @@ async function openReadOnly(file: string, lockTimeoutMs: number, extra: DuckDBOp
 
 /**
  * Opens the warehouse read-only for `fn`. A writer in this process is closed first; one in another
- * process is asked to let go (reader-handoff.ts) and waited for.
+ * process is asked to let go (file-handoff.ts) and waited for.
  */
 async function withReadOnly<T>(file: string, opts: ReadOptions, extra: DuckDBOptions, fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
   const target = path.resolve(file);

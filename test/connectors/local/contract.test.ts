@@ -55,7 +55,7 @@ async function openLocal(): Promise<ContractDestination> {
   let writer = await open();
   let holder: ChildProcess | undefined;
   let denied = false;
-  // A reader makes this process's writer close the file (reader-handoff.ts), as `tributary query` does.
+  // A reader makes this process's writer close the file (file-handoff.ts), as `tributary query` does.
   const releaseFile = () => queryWarehouse(file, 'SELECT 1');
 
   return {
