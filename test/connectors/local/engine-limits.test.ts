@@ -3,7 +3,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { localConnector, queryWarehouse } from '../../../connectors/local';
-import { Warehouse } from '../../../connectors/local/database';
+import { checkpointThresholdMb, Warehouse } from '../../../connectors/local/database';
 import { RetryableError } from '../../../connectors/errors';
 import { createLogger } from '../../../src/core/logger';
 import { parseExactJson } from '../../../src/core/records/exact-json';
@@ -33,13 +33,15 @@ test('the writer runs under the memory limit and spill directory it is given, an
   const file = path.join(dataDir, 'warehouse', 'shop.duckdb');
   const seen = Warehouse.acquire(file, 60_000, { memoryMb: 999, tempDirectory: '/nowhere' });
   try {
-    const [limit, spill] = await seen.use(undefined, async (conn) => {
-      const reader = await conn.runAndReadAll("SELECT current_setting('memory_limit'), current_setting('temp_directory')");
+    const [limit, spill, checkpoint] = await seen.use(undefined, async (conn) => {
+      const reader = await conn.runAndReadAll("SELECT current_setting('memory_limit'), current_setting('temp_directory'), current_setting('checkpoint_threshold')");
       return reader.getRows()[0]!.map(String);
     });
     // The first holder's limits hold while the file is shared (the second acquire named others).
     expect(limit).toMatch(/^4[78]\.\d+ MiB$/);
     expect(path.dirname(spill!)).toBe(tempDirectory);
+    // A quarter of 48 MiB is below DuckDB's default, which it keeps.
+    expect(checkpoint).toMatch(/^1[56]\.\d+ MiB$/);
   } finally {
     await seen.release();
     await writer.close();
@@ -134,3 +136,8 @@ test('a commit of wide records that runs out of memory grows the limit, and the 
   const stored = await queryWarehouse(path.join(dataDir, 'warehouse', 'shop.duckdb'), 'SELECT count(*), count(DISTINCT _id) FROM events');
   expect(stored.rows[0]!.map(Number)).toEqual([records.length, records.length]);
 }, 120_000);
+
+test("the writer checkpoints after a quarter of its memory limit's WAL, between DuckDB's 16 MB and 64 MB", () => {
+  expect([48, 64, 128, 200, 256, 1024].map(checkpointThresholdMb)).toEqual([16, 16, 32, 50, 64, 64]);
+});
+
