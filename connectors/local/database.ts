@@ -60,6 +60,13 @@ export const WRITER_TURN_MS = 2_000;
 const TURN_WAIT_MS = 15_000;
 const TURN_POLL_MS = 100;
 
+/**
+ * How long a writer that let go for a waiting one waits for it to open the file (it tries every
+ * TURN_POLL_MS). Bounded well below a marker's staleness, so that the marker of a waiter that died
+ * costs a turn a pause of this, not of 30 s.
+ */
+const HANDOVER_WAIT_MS = 2_000;
+
 interface Open {
   instance: DuckDBInstance;
   conn: DuckDBConnection;
@@ -188,7 +195,7 @@ export class Warehouse {
     // A reader or a writer that asked for the file gets it first; the writer, once it has opened
     // the file (its marker gone), is waited for no longer.
     await waitWhileAnnounced(this.file, ['reader'], signal, MARKER_STALE_MS);
-    await waitWhileAnnounced(this.file, ['writer'], signal, TURN_WAIT_MS);
+    await waitWhileAnnounced(this.file, ['writer'], signal, HANDOVER_WAIT_MS);
     if (signal?.aborted) throw new RetryableError(`stopped while another process had the local warehouse ${this.file}`, { reason: 'aborted' });
     await prepareDirectory(this.file);
     this.open = await this.openWaitingForTurn(signal);
