@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from './redis';
 import { SERVER } from './entries';
+import { serverNodeFlags } from './start-flags';
 import { waitFor } from './wait';
 
 const ROOT = path.join(__dirname, '..', '..');
@@ -20,11 +21,12 @@ export interface TributaryProcess {
 
 /**
  * Runs the relay with `role` as its own process, from the bundle of the sources that the run's
- * global setup made (test/helpers/entries.ts), so a stale build never hides a change. The caller's
- * env decides Redis, prefix, port and data directory.
+ * global setup made (test/helpers/entries.ts), so a stale build never hides a change, with the node
+ * flags of the role's start script, as `npm start` runs it. The caller's env decides Redis, prefix,
+ * port and data directory.
  */
 export function spawnTributary(role: 'all' | 'api' | 'worker', env: Record<string, string>): TributaryProcess {
-  const child = spawn(process.execPath, [SERVER, role], {
+  const child = spawn(process.execPath, [...serverNodeFlags(role), SERVER, role], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
