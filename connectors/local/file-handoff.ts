@@ -44,8 +44,10 @@ export async function announce(file: string, role: FileRole): Promise<() => Prom
 export const announceReader = (file: string) => announce(file, 'reader');
 
 /**
- * The roles other live processes have announced for `file` (this process's own markers are left
- * out). Markers of dead processes are removed on the way.
+ * The roles live processes have announced for `file`. This process's own count too: in `npm
+ * start` the console's queries run on the API's thread and the writer on the delivery thread, each
+ * with its own modules (so its own file mutex), and the reader's marker is how the writer knows.
+ * Markers of dead processes are removed on the way.
  */
 export async function announced(file: string, now = Date.now()): Promise<Set<FileRole>> {
   const found = new Set<FileRole>();
@@ -59,9 +61,8 @@ export async function announced(file: string, now = Date.now()): Promise<Set<Fil
   }
   for (const name of names) {
     if (!name.startsWith(base)) continue;
-    const [role, pid] = name.slice(base.length).split('-', 2) as [string, string | undefined];
+    const role = name.slice(base.length).split('-', 1)[0];
     if (role !== 'reader' && role !== 'writer' && role !== 'holder') continue;
-    if (pid === String(process.pid)) continue;
     const marker = path.join(dir, name);
     const info = await stat(marker).catch(() => undefined);
     if (info && now - info.mtimeMs < MARKER_STALE_MS) found.add(role);
@@ -70,7 +71,7 @@ export async function announced(file: string, now = Date.now()): Promise<Set<Fil
   return found;
 }
 
-/** Waits while another process has announced one of `roles`, up to `maxWaitMs`; returns early when `signal` aborts. */
+/** Waits while a process has announced one of `roles`, up to `maxWaitMs`; returns early when `signal` aborts. */
 export async function waitWhileAnnounced(file: string, roles: readonly FileRole[], signal: AbortSignal | undefined, maxWaitMs: number, pollMs = 50): Promise<void> {
   const deadline = Date.now() + maxWaitMs;
   while (!signal?.aborted && Date.now() < deadline) {
