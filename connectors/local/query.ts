@@ -7,7 +7,7 @@ import { RetryableError } from '../errors';
 import { Warehouse } from './database';
 import { errorMessage, isLockError } from './duckdb-errors';
 import { withFileMutex } from './file-mutex';
-import { announceReader } from './file-handoff';
+import { announceReader, waitWhileAnnounced } from './file-handoff';
 import { DEFAULT_ENGINE_MEMORY_MB, engineOptions, type EngineLimits } from './engine';
 import { quoteLiteral } from './sql';
 import { TABLE } from './tables';
@@ -69,8 +69,11 @@ async function openReadOnly(file: string, lockTimeoutMs: number, extra: DuckDBOp
 }
 
 /**
- * Opens the warehouse read-only for `fn`. A writer in this process is closed first; one in another
- * process is asked to let go (file-handoff.ts) and waited for.
+ * Opens the warehouse read-only for `fn`. A writer in this process is closed first; one elsewhere
+ * is asked to let go (file-handoff.ts) and waited for: until its holder marker is gone, and then
+ * until DuckDB's lock lets the reader in. The marker is what keeps the reader out in `npm start`,
+ * where the console's queries run on the API's thread and the writer on the delivery thread: one
+ * process, in which DuckDB's lock does not keep two instances apart.
  */
 async function withReadOnly<T>(file: string, opts: ReadOptions, extra: DuckDBOptions, fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
   const target = path.resolve(file);
@@ -85,7 +88,10 @@ async function withReadOnly<T>(file: string, opts: ReadOptions, extra: DuckDBOpt
     try {
       const engine = await engineOptions(opts.limits ?? { memoryMb: DEFAULT_ENGINE_MEMORY_MB, tempDirectory: path.join(tmpdir(), 'tributary-duckdb') });
       try {
-        const instance = await openReadOnly(target, opts.lockTimeoutMs ?? 10_000, { ...engine.options, ...extra });
+        const lockTimeoutMs = opts.lockTimeoutMs ?? 10_000;
+        const started = Date.now();
+        await waitWhileAnnounced(target, ['holder'], undefined, lockTimeoutMs);
+        const instance = await openReadOnly(target, Math.max(0, lockTimeoutMs - (Date.now() - started)), { ...engine.options, ...extra });
         const conn = await instance.connect().catch((err: unknown) => {
           instance.closeSync();
           throw err;

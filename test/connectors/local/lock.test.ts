@@ -1,5 +1,5 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { RetryableError } from '../../../connectors/errors';
 import { queryWarehouse } from '../../../connectors/local';
@@ -96,5 +96,27 @@ describe('local warehouse: two relay processes writing one file', () => {
       await fx.cleanup();
     }
   }, 60_000);
+});
+
+describe('local warehouse: a reader and the writer in one process', () => {
+  it("a query from another copy of the modules (the console on npm start's API thread, the writer on its delivery thread) waits for the writer to let go", async () => {
+    const fx = await openFixture();
+    try {
+      expect(allOk(await fx.write([event('view', {})], { resend: false }))).toBe(true);
+      const holders = async () => (await readdir(path.dirname(fx.file))).filter((name) => name.includes('.holder-'));
+      expect(await holders()).toHaveLength(1);
+      let apiThread: typeof import('../../../connectors/local') | undefined;
+      jest.isolateModules(() => {
+        apiThread = require('../../../connectors/local') as typeof import('../../../connectors/local');
+      });
+      const result = await apiThread!.queryWarehouse(fx.file, 'SELECT count(*)::INT AS n FROM events');
+      expect(result.rows).toEqual([[1]]);
+      // DuckDB's lock does not keep two instances of one process apart: the reader opened only
+      // once the writer had closed the file (and it has not opened it again since).
+      expect(await holders()).toEqual([]);
+    } finally {
+      await fx.cleanup();
+    }
+  });
 });
 
