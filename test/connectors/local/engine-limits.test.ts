@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { localConnector, queryWarehouse } from '../../../connectors/local';
 import { checkpointThresholdMb, Warehouse } from '../../../connectors/local/database';
+import { DEFAULT_BATCH_RECORDS } from '../../../connectors/local/config';
 import { RetryableError } from '../../../connectors/errors';
 import { createLogger } from '../../../src/core/logger';
 import { parseExactJson } from '../../../src/core/records/exact-json';
@@ -136,6 +137,28 @@ test('a commit of wide records that runs out of memory grows the limit, and the 
   const stored = await queryWarehouse(path.join(dataDir, 'warehouse', 'shop.duckdb'), 'SELECT count(*), count(DISTINCT _id) FROM events');
   expect(stored.rows[0]!.map(Number)).toEqual([records.length, records.length]);
 }, 120_000);
+
+test("wide webhook payloads as a first delivery, appended straight in batches of the default size under the default limits (and the writer's 32 MB of WAL): every record stored once, none refused", async () => {
+  // ~7 400 payloads, 42 MiB of JSON: past the WAL at which the writer checkpoints, in batches of 5 000.
+  const records = [0, 1, 2, 3, 4, 5].flatMap((copy) =>
+    burstDeliveries(copy)
+      .filter((d) => d.contentType === 'application/json' && !d.body.startsWith('['))
+      .map((d) => event(d.source, parseExactJson(d.body) as Record<string, JsonValue>, { id: randomUUID() })),
+  );
+  const writer = await localConnector.open({ trackerId: 'shop', destinationId: 'local', settings: {}, dataDir, engine: { memoryMb: 128, maxMemoryMb: 1024, tempDirectory }, logger: createLogger('silent'), now: () => new Date() });
+  try {
+    for (let i = 0; i < records.length; i += DEFAULT_BATCH_RECORDS) {
+      const outcomes = await writer.write(records.slice(i, i + DEFAULT_BATCH_RECORDS), new AbortController().signal, { resend: false });
+      expect(outcomes.filter((o) => o.status !== 'ok')).toEqual([]);
+    }
+  } finally {
+    await writer.close();
+  }
+  const stored = await queryWarehouse(path.join(dataDir, 'warehouse', 'shop.duckdb'), "SELECT count(*), count(DISTINCT _id), (SELECT count(*) FROM duckdb_columns() WHERE table_name = 'events') FROM events");
+  const [rows, distinct, columns] = stored.rows[0]!.map(Number);
+  expect([rows, distinct]).toEqual([records.length, records.length]);
+  expect(columns).toBeGreaterThan(200);
+}, 180_000);
 
 test("the writer checkpoints after a quarter of its memory limit's WAL, between DuckDB's 16 MB and 64 MB", () => {
   expect([48, 64, 128, 200, 256, 1024].map(checkpointThresholdMb)).toEqual([16, 16, 32, 50, 64, 64]);
