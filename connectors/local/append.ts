@@ -22,7 +22,8 @@ import type { StagedColumn, StagedRow } from './stage';
 export async function appendRows(conn: DuckDBConnection, table: string, tableColumns: readonly string[], columns: readonly StagedColumn[], rows: readonly StagedRow[]): Promise<void> {
   const positionOf = new Map(columns.map((c, i) => [c.name, i]));
   const positions = tableColumns.map((name) => positionOf.get(name) ?? -1);
-  const missing = columns.filter((c) => !tableColumns.includes(c.name));
+  const inTable = new Set(tableColumns);
+  const missing = columns.filter((c) => !inTable.has(c.name));
   if (missing.length > 0) throw new Error(`the table ${table} has no column ${missing.map((c) => c.name).join(', ')} to append to`);
 
   const appender = await conn.createAppender(table);
