@@ -4,7 +4,7 @@ import { DestinationStatusStore } from '../../jobs/delivery/destination-status';
 import { deliveryKeys, streamIdTime } from '../../jobs/delivery/keys';
 import { LeaderLock } from '../../jobs/delivery/leader-lock';
 import { StreamReadTurns } from '../../jobs/delivery/read-turns';
-import { entryFields, entryRecordCount, entryRecords } from '../../jobs/routing/stream-entries';
+import { COMPACTED_LEVEL, entryFields, entryRecordCount, entryRecords } from '../../jobs/routing/stream-entries';
 import { createLogger } from '../../src/core/logger';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../helpers/redis';
 
@@ -61,6 +61,9 @@ test('a run of small blocks becomes blocks of COMPACT_BLOCK_RECORDS, same record
   const after = await readStream();
   expect(after.records).toEqual(sent);
   expect(after.sizes).toEqual([100, 100, sent.length - 200]);
+  // Written to stay, so at the dense level rather than the router's fast one.
+  const [first] = await redis.xrangeBuffer(keys.stream, '-', '+', 'COUNT', 1);
+  expect(first![1][3]).toEqual(entryFields(sent.slice(0, 100), undefined, COMPACTED_LEVEL)[3]);
   expect(Number(await redis.get(keys.queued))).toBe(sent.length);
   // Nothing left to do: a second pass changes nothing.
   expect(await compactor.compact()).toBe(0);
