@@ -112,8 +112,13 @@ function inProcessFeatures(): string[] {
   return [row('exact-integer scan (JSON.parse → parseExactJson)', bare, scanned), row('traffic counts (TrafficCounter.count)', 0, counted)];
 }
 
-/** BENCH_CPU_PROF=DIR: each server (API, worker) writes a V8 CPU profile there as it stops. */
-const profileArgs = (): string[] => (process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []);
+/**
+ * BENCH_CPU_PROF=DIR: each server (the floors, API, worker) writes a V8 CPU profile there as it stops.
+ * A V8 profile counts wall time: a socket write during which the kernel runs Redis on the same core
+ * reads as the writer's. BENCH_CPU_PERF=1 runs each server with `--perf-basic-prof-only-functions`
+ * instead, for Linux `perf record -g -p <pid>`, whose samples are CPU time with JavaScript's names.
+ */
+const profileArgs = (): string[] => [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), ...(process.env.BENCH_CPU_PERF ? ['--perf-basic-prof-only-functions'] : [])];
 
 const verdict = (ok: boolean): string => (ok ? 'met' : 'not met');
 
@@ -173,7 +178,7 @@ async function main(): Promise<void> {
     const targetOf = (server: TributaryServer, t: BenchTracker): Target => ({ port: server.port, pid: server.pids[0]!, authorization: `Tracker ${t.token}`, metrics: server.metrics });
 
     if (ONLY.has('single') || ONLY.has('array')) {
-      const floorChild = forkChild('koa-floor-server.ts');
+      const floorChild = forkChild('koa-floor-server.ts', {}, profileArgs());
       closers.push(async () => (floorChild.send({ type: 'stop' }), stopChild(floorChild)));
       const { port } = await nextMessage<Message & { port: number }>(floorChild, 'listening');
       const floor: Target = { port, pid: floorChild.pid! };
@@ -184,7 +189,7 @@ async function main(): Promise<void> {
       let durableFloor: Target | undefined;
       const durable = async (): Promise<Target> => {
         if (durableFloor) return durableFloor;
-        const durableChild = forkChild('koa-floor-server.ts', { FLOOR_REDIS_URL: REDIS_URL, FLOOR_REDIS_KEY: `${prefixes[0]}:floor` });
+        const durableChild = forkChild('koa-floor-server.ts', { FLOOR_REDIS_URL: REDIS_URL, FLOOR_REDIS_KEY: `${prefixes[0]}:floor` }, profileArgs());
         closers.push(async () => (durableChild.send({ type: 'stop' }), stopChild(durableChild)));
         durableFloor = { port: (await nextMessage<Message & { port: number }>(durableChild, 'listening')).port, pid: durableChild.pid! };
         return durableFloor;
