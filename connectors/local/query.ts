@@ -53,8 +53,9 @@ export interface ExportedFile {
   rows: number;
 }
 
-async function openReadOnly(file: string, lockTimeoutMs: number, extra: DuckDBOptions): Promise<DuckDBInstance> {
-  const deadline = Date.now() + lockTimeoutMs;
+/** Opens `file` read-only, retrying while it is locked until `lockTimeoutMs` after `since` (ms). */
+async function openReadOnly(file: string, lockTimeoutMs: number, since: number, extra: DuckDBOptions): Promise<DuckDBInstance> {
+  const deadline = since + lockTimeoutMs;
   for (;;) {
     try {
       return await DuckDBInstance.create(file, { access_mode: 'READ_ONLY', ...extra });
@@ -91,7 +92,7 @@ async function withReadOnly<T>(file: string, opts: ReadOptions, extra: DuckDBOpt
         const lockTimeoutMs = opts.lockTimeoutMs ?? 10_000;
         const started = Date.now();
         await waitWhileAnnounced(target, ['holder'], undefined, lockTimeoutMs);
-        const instance = await openReadOnly(target, Math.max(0, lockTimeoutMs - (Date.now() - started)), { ...engine.options, ...extra });
+        const instance = await openReadOnly(target, lockTimeoutMs, started, { ...engine.options, ...extra });
         const conn = await instance.connect().catch((err: unknown) => {
           instance.closeSync();
           throw err;
