@@ -11,7 +11,7 @@ import { routedBlocks } from '../routing/destination-blocks';
 import type { FramedEntry } from '../spill/frames';
 import { archiveKeys, compareStreamIds, partitionDeliveryKeys, streamIdTime, type DeliveryKeys } from '../delivery/keys';
 import { appendMergedStates } from './backfill-upserts';
-import { entryFields } from '../routing/stream-entries';
+import { entryFields, recordCountOf } from '../routing/stream-entries';
 import { LuaScript } from '../../src/core/redis/lua-script';
 
 /**
@@ -302,7 +302,7 @@ export class Backfiller {
     const routed = routedBlocks({ texts, values: () => values }, [destination], this.rules);
     const block = routed.blocks[routed.shares[0]!.block]!;
     const last = entries[read - 1]!.id;
-    const stepped = await STEP.run(this.redis, 3, keys.backfill, keys.history, keys.historyQueued, progress.id, position, last, read, block.length, ...(block.length > 0 ? entryFields(block) : []));
+    const stepped = await STEP.run(this.redis, 3, keys.backfill, keys.history, keys.historyQueued, progress.id, position, last, read, recordCountOf(block), ...(recordCountOf(block) > 0 ? entryFields(block) : []));
     const reader = this.readers.get(destination.id);
     if (stepped === 1 && reader && !past) reader.position = last;
     else this.readers.delete(destination.id);

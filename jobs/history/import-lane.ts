@@ -79,7 +79,7 @@ export class ImportLane implements ImportSink {
       return destinationKeys({ stream: k.history, queued: k.historyQueued, status: k.status, series: k.series }, at);
     });
     const routed = routedBlocks(records, tracker.destinations, this.rules);
-    const args = [...blockArgs(routed, (texts) => entryFields(texts)), ...shareArgs(routed, at)];
+    const args = [...blockArgs(routed, (records) => entryFields(records)), ...shareArgs(routed, at)];
     const archive = archiveKeys(prefix, tracker.id, partition).stream;
     for (;;) {
       signal?.throwIfAborted();

@@ -6,6 +6,7 @@ import type { Destination } from '../../src/core/trackers/types';
 import { bucketOf } from '../../src/core/series/minutes';
 import { seriesKey, seriesSlot } from '../delivery/destination-series';
 import type { DeliveryKeys } from '../delivery/keys';
+import { recordCountOf, type BlockRecords, type LineBlock } from './stream-entries';
 
 /**
  * Destination rules run here, as records are routed: what a destination's rules skip never enters
@@ -34,8 +35,8 @@ export interface DestinationShare {
 }
 
 export interface RoutedBlocks {
-  /** Distinct blocks of record texts; `blocks[0]` is every record as accepted. */
-  blocks: string[][];
+  /** Distinct blocks of records; `blocks[0]` is every record as accepted. */
+  blocks: BlockRecords[];
   /** One per destination, in the order given. */
   shares: DestinationShare[];
 }
@@ -45,11 +46,13 @@ export interface StepRecords {
   texts: readonly string[];
   /** The same records, in the same order; integers beyond 2^53 as bigints. Called at most once. */
   values: () => readonly TrackedRecord[];
+  /** The same texts as one block, where the step holds them so (the router): `blocks[0]`, written without reading `texts`. */
+  lines?: LineBlock;
 }
 
 /** Every record to every destination: the step of a tracker without rules costs nothing more than before. */
-function unruled(texts: readonly string[], destinations: readonly Destination[]): RoutedBlocks {
-  return { blocks: [texts as string[]], shares: destinations.map(() => ({ block: 0, counts: undefined })) };
+function unruled(step: StepRecords, destinations: readonly Destination[]): RoutedBlocks {
+  return { blocks: [step.lines ?? step.texts], shares: destinations.map(() => ({ block: 0, counts: undefined })) };
 }
 
 function textOf(record: TrackedRecord): string {
@@ -57,9 +60,9 @@ function textOf(record: TrackedRecord): string {
 }
 
 export function routedBlocks(step: StepRecords, destinations: readonly Destination[], cache: RulesCache): RoutedBlocks {
-  if (!destinations.some((d) => hasRules(d.rules))) return unruled(step.texts, destinations);
+  if (!destinations.some((d) => hasRules(d.rules))) return unruled(step, destinations);
   const values = step.values();
-  const blocks: string[][] = [step.texts as string[]];
+  const blocks: BlockRecords[] = [step.lines ?? step.texts];
   const byRules = new Map<string, DestinationShare>();
   const shares = destinations.map((d): DestinationShare => {
     if (!hasRules(d.rules)) return { block: 0, counts: undefined };
@@ -90,11 +93,12 @@ export function routedBlocks(step: StepRecords, destinations: readonly Destinati
  * ARGV of a step's blocks, as TO_DESTINATIONS reads them: the block count, then per block its
  * record count, its number of entry fields and those fields (jobs/routing/stream-entries.ts).
  */
-export function blockArgs(routed: RoutedBlocks, fieldsOf: (texts: readonly string[]) => Array<string | Buffer>): Array<string | Buffer> {
+export function blockArgs(routed: RoutedBlocks, fieldsOf: (records: BlockRecords) => Array<string | Buffer>): Array<string | Buffer> {
   const args: Array<string | Buffer> = [String(routed.blocks.length)];
-  for (const texts of routed.blocks) {
-    const fields = texts.length > 0 ? fieldsOf(texts) : [];
-    args.push(String(texts.length), String(fields.length), ...fields);
+  for (const records of routed.blocks) {
+    const count = recordCountOf(records);
+    const fields = count > 0 ? fieldsOf(records) : [];
+    args.push(String(count), String(fields.length), ...fields);
   }
   return args;
 }

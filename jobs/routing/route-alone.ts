@@ -104,14 +104,14 @@ export async function routeAlone(opts: AloneOptions, job: AloneJob): Promise<boo
   const archive = archiveKeys(prefix, job.trackerId, job.partition).stream;
   const archiving = job.archive ? '1' : '0';
   if (job.destinations.length === 0) {
-    const accepted = blockArgs({ blocks: [job.records.texts as string[]], shares: [] }, (texts) => entryFields(texts));
+    const accepted = blockArgs({ blocks: [job.records.lines ?? job.records.texts], shares: [] }, (records) => entryFields(records));
     const answer = await TO_BACKLOG.run(commands, 6, cursorKey, backlog, backlogIndexKey(prefix), recent, archive, job.recordsKey, job.id, member, archiving, ...accepted, ...job.records.texts);
     return answer === 1;
   }
   const at = Date.now();
   const keys = job.destinations.flatMap((d) => destinationKeys(deliveryKeys(prefix, { trackerId: job.trackerId, destinationId: d.id, partition: job.partition }), at));
   const routed = routedBlocks(job.records, job.destinations, opts.rules);
-  const args = [...blockArgs(routed, (texts) => entryFields(texts)), ...shareArgs(routed, at)];
+  const args = [...blockArgs(routed, (records) => entryFields(records)), ...shareArgs(routed, at)];
   for (;;) {
     const answer = await ROUTE_ONE.run(commands, 5 + keys.length, cursorKey, backlog, recent, archive, job.recordsKey, ...keys, job.id, archiving, ...args);
     if (answer !== 2) return answer === 1;

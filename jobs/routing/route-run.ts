@@ -1,10 +1,10 @@
 import type { RedisClient } from '../../src/core/redis/cluster';
 import type { Destination } from '../../src/core/trackers/types';
 import type { RulesCache } from '../../src/core/rules/compile';
-import { blockArgs, DESTINATION_KEYS, destinationKeys, routedBlocks, SHARE_ARGS, shareArgs, TO_DESTINATIONS } from './destination-blocks';
-import { duplicatesKey, queuedExact, queuedRecordCount, queuedRecordsKey, queuedTexts, recordValuesOf, withoutSkipped, INGEST_JOB_FORMAT, type QueuedJobData } from './ingest-job';
+import { blockArgs, DESTINATION_KEYS, type StepRecords, destinationKeys, routedBlocks, SHARE_ARGS, shareArgs, TO_DESTINATIONS } from './destination-blocks';
+import { duplicatesKey, queuedExact, queuedLines, queuedRecordCount, queuedRecordsKey, recordValuesOf, INGEST_JOB_FORMAT, type QueuedJobData } from './ingest-job';
 import { archiveKeys, deliveryKeys, ENSURE_COUNT, recentRecordsKey, trackerBacklogKey } from '../delivery/keys';
-import { entryFields } from './stream-entries';
+import { entryFields, lineTexts, type LineBlock } from './stream-entries';
 import { LuaScript } from '../../src/core/redis/lua-script';
 
 /**
@@ -38,11 +38,11 @@ export interface RunJob {
   destinations: readonly Destination[];
   /** The tracker keeps an archive: its records also go to its archive stream (jobs/history/archiver.ts). */
   archive: boolean;
-  /** Its records as stream texts, the duplicates left out (jobs/routing/ingest-job.ts `queuedTexts`). */
-  records: string[];
+  /** Its records as a stream block holds them, the duplicates left out (jobs/routing/ingest-job.ts `queuedLines`). */
+  lines: LineBlock;
   /** Its texts may hold integers beyond 2^53 (jobs/routing/ingest-job.ts `queuedExact`). */
   exact: boolean;
-  /** The indices of its duplicates, left out of `records`. */
+  /** The indices of its duplicates, left out of `lines`. */
   skip?: ReadonlySet<number> | undefined;
 }
 
@@ -147,9 +147,9 @@ export interface RunSource {
 
 /** What READ_RUN found: the records of the job in hand, and the jobs waiting right behind it. */
 export interface RunRead {
-  /** The job in hand's records key; null when it has none (format 1, no records, or routed already). */
-  inHand: string | null;
-  behind: Array<{ data: QueuedJobData; lines: string | null }>;
+  /** The job in hand's records key, as stored; null when it has none (format 1, no records, or routed already). */
+  inHand: Buffer | null;
+  behind: Array<{ data: QueuedJobData; lines: Buffer | null }>;
 }
 
 /**
@@ -157,9 +157,10 @@ export interface RunRead {
  * `maxJobs` of them and `maxBytes` with the job in hand's records). One Redis round trip.
  */
 export async function readRun(source: RunSource, id: number, maxJobs: number, maxBytes: number): Promise<RunRead> {
-  const found = (await READ_RUN.run(source.commands, 1, source.waitKey, source.jobPrefix, String(id), String(maxJobs), String(maxBytes), queuedRecordsKey(''))) as Array<string | null>;
+  // Undecoded: the records go into the streams as the bytes they are (queuedLines).
+  const found = (await READ_RUN.runBuffer(source.commands, 1, source.waitKey, source.jobPrefix, String(id), String(maxJobs), String(maxBytes), queuedRecordsKey(''))) as Array<Buffer | null>;
   const behind: RunRead['behind'] = [];
-  for (let i = 1; i + 1 < found.length; i += 2) behind.push({ data: JSON.parse(found[i]!) as QueuedJobData, lines: found[i + 1] ?? null });
+  for (let i = 1; i + 1 < found.length; i += 2) behind.push({ data: JSON.parse(found[i]!.toString()) as QueuedJobData, lines: found[i + 1] ?? null });
   return { inHand: found[0] ?? null, behind };
 }
 
@@ -174,7 +175,7 @@ export async function planRun(source: RunSource, first: RunJob, behind: RunRead[
   let records = queuedRecordCount(first.data);
   // One destination list per tracker for the whole run, so that a group's jobs go to the same streams.
   const routings = new Map<string, Routing>([[first.data.trackerId, { destinations: first.destinations, archive: first.archive }]]);
-  const taken: Array<{ data: QueuedJobData; lines: string | null; routing: Routing }> = [];
+  const taken: Array<{ data: QueuedJobData; lines: Buffer | null; routing: Routing }> = [];
   for (const { data, lines } of behind) {
     // A job this relay cannot read, or whose records are gone (a run routed it already), is left
     // for when it is the job in hand, where it is refused or found routed.
@@ -189,7 +190,7 @@ export async function planRun(source: RunSource, first: RunJob, behind: RunRead[
   const skips = await readDuplicates(source.commands, source.prefix, taken.map((t) => t.data));
   taken.forEach(({ data, lines, routing }, i) => {
     const id = first.id + 1 + i;
-    run.push({ id, data, ...routing, records: withoutSkipped(queuedTexts(String(id), data, lines), skips[i]), exact: queuedExact(data), skip: skips[i] });
+    run.push({ id, data, ...routing, lines: queuedLines(String(id), data, lines, skips[i]), exact: queuedExact(data), skip: skips[i] });
   });
   return run;
 }
@@ -206,6 +207,26 @@ export async function readDuplicates(commands: RedisClient, prefix: string, jobs
   });
   return out;
 }
+
+/**
+ * The records of jobs of one tracker partition as one routing step: their lines as one block, as
+ * read (joined when there are several jobs); texts and values only if a destination's rules read them.
+ */
+export function stepRecords(jobs: readonly RunJob[]): StepRecords {
+  const blocks = jobs.map((j) => j.lines).filter((b) => b.count > 0);
+  const lines: LineBlock =
+    blocks.length === 1 ? blocks[0]! : { bytes: Buffer.concat(blocks.flatMap((b, i) => (i === 0 ? [b.bytes] : [NEWLINE, b.bytes]))), count: blocks.reduce((n, b) => n + b.count, 0) };
+  let texts: string[] | undefined;
+  return {
+    lines,
+    get texts() {
+      return (texts ??= lineTexts(lines));
+    },
+    values: () => jobs.flatMap((j) => recordValuesOf(lineTexts(j.lines), j.exact)),
+  };
+}
+
+const NEWLINE = Buffer.from('\n');
 
 /**
  * Routes `run` (contiguous job ids, oldest first, every tracker with a destination) in one atomic
@@ -230,9 +251,8 @@ export async function routeRun(commands: RedisClient, prefix: string, jobPrefix:
     for (const d of job.destinations) {
       keys.push(...destinationKeys(deliveryKeys(prefix, { trackerId, destinationId: d.id, partition }), at));
     }
-    const step = { texts: jobs.flatMap((j) => j.records), values: () => jobs.flatMap((j) => recordValuesOf(j.records, j.exact)) };
-    const routed = routedBlocks(step, job.destinations, rules);
-    args.push(String(job.destinations.length), String(first), job.archive ? '1' : '0', ...blockArgs(routed, (texts) => entryFields(texts)), ...shareArgs(routed, at));
+    const routed = routedBlocks(stepRecords(jobs), job.destinations, rules);
+    args.push(String(job.destinations.length), String(first), job.archive ? '1' : '0', ...blockArgs(routed, (records) => entryFields(records)), ...shareArgs(routed, at));
   }
   for (const job of run) {
     if (job.data.dedup) keys.push(duplicatesKey(prefix, job.data.dedup));

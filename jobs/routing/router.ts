@@ -1,10 +1,10 @@
 import { Queue, WaitingError, Worker, type Job } from 'bullmq';
 import type { RedisClient } from '../../src/core/redis/cluster';
 import { throttledErrorLog, type Logger } from '../../src/core/logger';
-import { duplicatesKey, newIngestJob, INGEST_QUEUE, queuedExact, queuedRecordCount, queuedRecordsKey, queuedTexts, recordValuesOf, withoutSkipped, type QueuedJobData } from './ingest-job';
+import { duplicatesKey, newIngestJob, INGEST_QUEUE, queuedExact, queuedLines, queuedRecordCount, queuedRecordsKey, type QueuedJobData } from './ingest-job';
 import { routeAlone } from './route-alone';
 import { RulesCache } from '../../src/core/rules/compile';
-import { MAX_RUN_BYTES, MAX_RUN_JOBS, MAX_RUN_RECORDS, planRun, readRun, routeRun, type RunJob, type RunSource } from './route-run';
+import { MAX_RUN_BYTES, MAX_RUN_JOBS, MAX_RUN_RECORDS, planRun, readRun, routeRun, stepRecords, type RunJob, type RunSource } from './route-run';
 import type { TrackerStore } from '../../src/core/trackers/store';
 import type { Tracker } from '../../src/core/trackers/types';
 import { ANY_TRACKER } from '../../src/core/trackers/changes';
@@ -138,15 +138,15 @@ async function startShardRouter(connection: RedisClient, commands: RedisClient, 
    */
   const routeJobAlone = async (job: Job<QueuedJobData>, first: RunJob): Promise<void> => {
     const { trackerId } = job.data;
-    const { destinations, archive, records } = first;
-    if (destinations.length === 0) logger.warn({ trackerId, records: records.length }, 'no destination: records kept in the tracker backlog until one is added');
+    const { destinations, archive, lines } = first;
+    if (destinations.length === 0) logger.warn({ trackerId, records: lines.count }, 'no destination: records kept in the tracker backlog until one is added');
     const routed = await routeAlone(
       { commands, prefix, cursorKey, rules, backlogChunk: opts.backlogChunk ?? BACKLOG_MOVE_CHUNK },
-      { id: job.id!, trackerId, partition: job.data.partition ?? 0, destinations, archive, records: { texts: records, values: () => recordValuesOf(records, first.exact) }, recordsKey: queuedRecordsKey(source.jobPrefix + job.id!) },
+      { id: job.id!, trackerId, partition: job.data.partition ?? 0, destinations, archive, records: stepRecords([first]), recordsKey: queuedRecordsKey(source.jobPrefix + job.id!) },
     );
     // Routed: the list is no longer needed (the route cursor keeps the job from being routed again).
     if (job.data.dedup) await commands.del(duplicatesKey(prefix, job.data.dedup)).catch(() => undefined);
-    if (routed) opts.onRouted?.(records.length, destinations.length);
+    if (routed) opts.onRouted?.(lines.count, destinations.length);
   };
 
   /**
@@ -165,7 +165,7 @@ async function startShardRouter(connection: RedisClient, commands: RedisClient, 
     // by a run (or by a worker that stopped before BullMQ completed it).
     if (data.v !== undefined && data.n > 0 && read.inHand === null && Number((await commands.get(cursorKey)) ?? 0) >= id) return;
     const skip = await duplicatesOf(data);
-    const first: RunJob = { id, data, ...routing, records: withoutSkipped(queuedTexts(String(id), data, read.inHand), skip), exact: queuedExact(data), skip };
+    const first: RunJob = { id, data, ...routing, lines: queuedLines(String(id), data, read.inHand, skip), exact: queuedExact(data), skip };
     let run = runs ? await planRun(source, first, read.behind) : [first];
     while (run.length > 1) {
       const outcome = await routeRun(commands, prefix, source.jobPrefix, cursorKey, run, rules);
@@ -174,7 +174,7 @@ async function startShardRouter(connection: RedisClient, commands: RedisClient, 
         continue;
       }
       merged = { from: id + 1, through: outcome.kind === 'routed' ? run.at(-1)!.id : outcome.cursor };
-      if (outcome.kind === 'routed') for (const j of run) opts.onRouted?.(j.records.length, j.destinations.length);
+      if (outcome.kind === 'routed') for (const j of run) opts.onRouted?.(j.lines.count, j.destinations.length);
       return;
     }
     await routeJobAlone(job, first);

@@ -48,12 +48,35 @@ export const ROUTED_LEVEL = 3;
 export const COMPACTED_LEVEL = 6;
 
 /**
+ * Records' JSON lines joined by newlines, as UTF-8: a block's content, for a writer that holds them
+ * so already (the router, from an ingest job's records key: jobs/routing/ingest-job.ts `queuedLines`).
+ */
+export interface LineBlock {
+  bytes: Buffer;
+  count: number;
+}
+
+/** Record texts, or a LineBlock of them. */
+export type BlockRecords = readonly string[] | LineBlock;
+
+export const isLineBlock = (records: BlockRecords): records is LineBlock => !Array.isArray(records);
+
+/** How many records `records` holds. */
+export const recordCountOf = (records: BlockRecords): number => (isLineBlock(records) ? records.count : records.length);
+
+/** The texts of a LineBlock. */
+export function lineTexts(block: LineBlock): string[] {
+  return block.count === 0 ? [] : block.bytes.toString('utf8').split('\n');
+}
+
+/**
  * The fields of one stream entry holding `records` (JSON texts, which never contain a raw newline);
  * `queuedSince` (ms) when the records were queued before the entry is written.
  */
-export function entryFields(records: readonly string[], queuedSince?: number, level = ROUTED_LEVEL): Array<string | Buffer> {
-  const block = deflateRawSync(Buffer.from(records.join('\n')), { dictionary: DICTIONARY_1, level });
-  const fields: Array<string | Buffer> = ['n', String(records.length), 'b1', block];
+export function entryFields(records: BlockRecords, queuedSince?: number, level = ROUTED_LEVEL): Array<string | Buffer> {
+  const content = isLineBlock(records) ? records.bytes : Buffer.from(records.join('\n'));
+  const block = deflateRawSync(content, { dictionary: DICTIONARY_1, level });
+  const fields: Array<string | Buffer> = ['n', String(recordCountOf(records)), 'b1', block];
   if (queuedSince !== undefined) fields.push('t', String(queuedSince));
   return fields;
 }

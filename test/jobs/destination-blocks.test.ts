@@ -45,6 +45,6 @@ test('a shaped record is written again with its integers beyond 2^53 exact; erro
   const s = step([event('order', { id: 603851970716743426n, email: 'a@b.c' }), event('order', { email: 'b@b.c' })]);
   const routed = routedBlocks(s, [destination('bq', { filter: 'id > 0', drop: ['email'] })], new RulesCache());
   expect(routed.blocks[1]).toHaveLength(1);
-  expect(routed.blocks[1]![0]).toContain('"properties":{"id":603851970716743426}');
+  expect((routed.blocks[1] as string[])[0]).toContain('"properties":{"id":603851970716743426}');
   expect(routed.shares[0]!.counts).toEqual({ filtered: 0, sampled: 0, errors: 1, lastError: 'Unknown variable: id' });
 });

@@ -1,12 +1,12 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { duplicatesKey, INGEST_QUEUE, newIngestJob, queuedRecordsKey, queuedTexts, withoutSkipped, type IngestJobData } from '../../jobs/routing/ingest-job';
+import { duplicatesKey, INGEST_QUEUE, newIngestJob, queuedLines, queuedRecordsKey, type IngestJobData } from '../../jobs/routing/ingest-job';
 import { JobAdd } from '../../src/ingest/job-add';
 import { backlogIndexKey, backlogMember, deliveryKeys, routerCursorKey, trackerBacklogKey } from '../../jobs/delivery/keys';
 import { RulesCache } from '../../src/core/rules/compile';
 import { MAX_RUN_BYTES, MAX_RUN_JOBS, planRun, readRun, routeRun, type RunJob, type RunSource } from '../../jobs/routing/route-run';
 import { startRouter, type Router } from '../../jobs/routing/router';
-import { entryRecords } from '../../jobs/routing/stream-entries';
+import { entryRecords, lineTexts } from '../../jobs/routing/stream-entries';
 import { createLogger } from '../../src/core/logger';
 import { Keyspace } from '../../src/core/redis/keyspace';
 import type { TrackedRecord } from '../../src/core/records/types';
@@ -176,9 +176,9 @@ test('a job held outside the wait list is never passed over: the run is the cont
   const source: RunSource = { commands: redis, prefix, waitKey: queue.keys.wait!, jobPrefix: queue.toKey(''), routingOf: async () => ({ destinations, archive: false }) };
   const data = (await queue.getJob('1'))!.data;
   const read = await readRun(source, 1, MAX_RUN_JOBS - 1, MAX_RUN_BYTES);
-  const run = await planRun(source, { id: 1, data, destinations, archive: false, records: queuedTexts('1', data, read.inHand), exact: false }, read.behind);
+  const run = await planRun(source, { id: 1, data, destinations, archive: false, lines: queuedLines('1', data, read.inHand), exact: false }, read.behind);
   expect(run.map((j) => j.id)).toEqual([1, 2, 3]);
-  expect(run.map((j) => place(j.records[0]!)[0])).toEqual([1, 2, 3]);
+  expect(run.map((j) => place(lineTexts(j.lines)[0]!)[0])).toEqual([1, 2, 3]);
 });
 
 test('jobs of a run whose worker died before BullMQ completed them are not routed again', async () => {
@@ -192,8 +192,8 @@ test('jobs of a run whose worker died before BullMQ completed them are not route
   const run: RunJob[] = await Promise.all([1, 2, 3, 4, 5, 6].map(async (id) => {
     const data = (await queue.getJob(String(id)))!.data;
     const skip = id === 4 ? new Set([1]) : undefined;
-    const lines = await redis.get(queuedRecordsKey(queue.toKey(String(id))));
-    return { id, data, destinations, archive: false, records: withoutSkipped(queuedTexts(String(id), data, lines), skip), exact: false, skip };
+    const lines = await redis.getBuffer(queuedRecordsKey(queue.toKey(String(id))));
+    return { id, data, destinations, archive: false, lines: queuedLines(String(id), data, lines, skip), exact: false, skip };
   }));
   expect(await routeRun(redis, prefix, queue.toKey(''), routerCursorKey(prefix), run, new RulesCache())).toEqual({ kind: 'routed' });
   expect(await redis.exists(duplicatesKey(prefix, 'merged'))).toBe(0);

@@ -23,8 +23,18 @@ export class LuaScript {
 
   /** Runs the script: `numberOfKeys` KEYS first among `args`, then ARGV, as EVAL takes them. */
   run(client: RedisClient, numberOfKeys: number, ...args: ScriptArg[]): Promise<unknown> {
+    return this.commandOn(client, this.command).call(client, numberOfKeys, ...args);
+  }
+
+  /** As `run`, with the answer's strings as Buffers, undecoded (ioredis' `…Buffer` form of a command). */
+  runBuffer(client: RedisClient, numberOfKeys: number, ...args: ScriptArg[]): Promise<unknown> {
+    return this.commandOn(client, `${this.command}Buffer`).call(client, numberOfKeys, ...args);
+  }
+
+  /** The client's command `name`, defining the script there first (which defines both forms). */
+  private commandOn(client: RedisClient, name: string): ScriptCommand {
     const commands = client as unknown as Record<string, ScriptCommand | undefined>;
     if (typeof commands[this.command] !== 'function') client.defineCommand(this.command, { lua: this.lua });
-    return (commands[this.command] as ScriptCommand).call(client, numberOfKeys, ...args);
+    return commands[name] as ScriptCommand;
   }
 }
