@@ -49,6 +49,21 @@ test('a property whose type changes keeps every value: widened, or kept in _prop
   ]);
 });
 
+test('text beyond ASCII arrives as sent, in columns and in _properties (the router moves bytes, not strings)', async () => {
+  const texts = ['Tributary — relay', 'Zürich, São Paulo', '数据仓库', '👩🏽‍💻 ok', 'tab\tquote" and \\'];
+  const res = await post('/v3/event', texts.map((title, i) => ({ _event: 'unicode', title, n: i })));
+  expect(res.status).toBe(202);
+  const rows = await waitFor(async () => {
+    try {
+      const r = await query("select title, _properties->>'title' from events where _event = 'unicode' order by n");
+      return r.rows.length === texts.length ? r.rows : undefined;
+    } catch {
+      return undefined;
+    }
+  }, { timeoutMs: 20_000 });
+  expect(rows).toEqual(texts.map((t) => [t, t]));
+});
+
 test('session updates merge: supplied properties change, others are kept, null clears', async () => {
   expect((await post('/v3/session', { _sid: 's1', _uid: 'u1', source: 'ads', device: 'mobile' })).status).toBe(202);
   expect((await post('/v3/session', { _sid: 's1', landing: '/pricing', device: null })).status).toBe(202);
