@@ -301,8 +301,9 @@ export class Backfiller {
     }
     const routed = routedBlocks({ texts, values: () => values }, [destination], this.rules);
     const block = routed.blocks[routed.shares[0]!.block]!;
+    const count = recordCountOf(block);
     const last = entries[read - 1]!.id;
-    const stepped = await STEP.run(this.redis, 3, keys.backfill, keys.history, keys.historyQueued, progress.id, position, last, read, recordCountOf(block), ...(recordCountOf(block) > 0 ? entryFields(block) : []));
+    const stepped = await STEP.run(this.redis, 3, keys.backfill, keys.history, keys.historyQueued, progress.id, position, last, read, count, ...(count > 0 ? entryFields(block) : []));
     const reader = this.readers.get(destination.id);
     if (stepped === 1 && reader && !past) reader.position = last;
     else this.readers.delete(destination.id);

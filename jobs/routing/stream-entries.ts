@@ -59,7 +59,7 @@ export interface LineBlock {
 /** Record texts, or a LineBlock of them. */
 export type BlockRecords = readonly string[] | LineBlock;
 
-export const isLineBlock = (records: BlockRecords): records is LineBlock => !Array.isArray(records);
+const isLineBlock = (records: BlockRecords): records is LineBlock => !Array.isArray(records);
 
 /** How many records `records` holds. */
 export const recordCountOf = (records: BlockRecords): number => (isLineBlock(records) ? records.count : records.length);
