@@ -67,8 +67,17 @@ export type RunOutcome =
  * hand's id, the most jobs to read behind it (0: none), the most bytes of data and records (checked
  * with HSTRLEN and STRLEN before each read, so a large job is left to BullMQ rather than read
  * twice), what follows a job's key in its records key.
+ *
+ * KEYS[2], the queue's marker, loses the marker of jobs ready now (member "0"). BullMQ sets it each
+ * time it hands a job over, to wake other workers; when that job was the last one waiting, the
+ * worker's next blocking wait returned at once on it and the fetch it led to found nothing: two
+ * Redis round trips a job wasted whenever the queue drains between jobs (every job, at a steady
+ * rate), about a tenth of the worker's CPU with arrays of 100. Nothing is lost by removing it: a
+ * job added later sets it again, one waiting already is fetched by BullMQ when this job completes
+ * (moveToFinished takes the next job), and a closing router sets it again (router.ts).
  */
 const READ_RUN = new LuaScript(`
+redis.call('ZREM', KEYS[2], '0')
 local inHand = redis.call('GET', ARGV[1] .. ARGV[2] .. ARGV[5])
 local out = {inHand or false}
 if tonumber(ARGV[3]) == 0 then return out end
@@ -139,6 +148,8 @@ export interface RunSource {
   prefix: string;
   /** The shard queue's wait list (`queue.keys.wait`). */
   waitKey: string;
+  /** The shard queue's marker, which wakes its workers (`queue.keys.marker`; see READ_RUN). */
+  markerKey: string;
   /** What a job's id follows in its hash's key (`queue.toKey('')`). */
   jobPrefix: string;
   /** A tracker's destinations and whether it keeps an archive (cached by the router); none for an unknown tracker. */
@@ -158,7 +169,7 @@ export interface RunRead {
  */
 export async function readRun(source: RunSource, id: number, maxJobs: number, maxBytes: number): Promise<RunRead> {
   // Undecoded: the records go into the streams as the bytes they are (queuedLines).
-  const found = (await READ_RUN.runBuffer(source.commands, 1, source.waitKey, source.jobPrefix, String(id), String(maxJobs), String(maxBytes), queuedRecordsKey(''))) as Array<Buffer | null>;
+  const found = (await READ_RUN.runBuffer(source.commands, 2, source.waitKey, source.markerKey, source.jobPrefix, String(id), String(maxJobs), String(maxBytes), queuedRecordsKey(''))) as Array<Buffer | null>;
   const behind: RunRead['behind'] = [];
   for (let i = 1; i + 1 < found.length; i += 2) behind.push({ data: JSON.parse(found[i]!.toString()) as QueuedJobData, lines: found[i + 1] ?? null });
   return { inHand: found[0] ?? null, behind };

@@ -125,6 +125,7 @@ async function startShardRouter(connection: RedisClient, commands: RedisClient, 
     commands,
     prefix,
     waitKey: queue.keys.wait!,
+    markerKey: queue.keys.marker!,
     jobPrefix: queue.toKey(''),
     routingOf: async (trackerId) => {
       const tracker = await trackerFor(trackerId);
@@ -259,6 +260,10 @@ async function startShardRouter(connection: RedisClient, commands: RedisClient, 
       const graceful = worker.close();
       const timer = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), graceMs).unref());
       if ((await Promise.race([graceful, timer])) === 'timeout') await worker.close(true);
+      // The job in hand's read removed the marker (route-run.ts, READ_RUN), and a closing worker
+      // fetches no next job: the marker wakes another worker for the jobs left waiting at once,
+      // rather than at the end of its blocking wait.
+      await commands.zadd(queue.keys.marker!, 0, '0').catch(() => undefined);
       await queue.close();
     },
   };

@@ -173,7 +173,7 @@ test('a job held outside the wait list is never passed over: the run is the cont
   await redis.lrem(queue.keys.wait!, 1, '4');
   await redis.lpush(queue.keys.active!, '4');
   const destinations: Destination[] = (await store.get('a'))!.destinations;
-  const source: RunSource = { commands: redis, prefix, waitKey: queue.keys.wait!, jobPrefix: queue.toKey(''), routingOf: async () => ({ destinations, archive: false }) };
+  const source: RunSource = { commands: redis, prefix, waitKey: queue.keys.wait!, markerKey: queue.keys.marker!, jobPrefix: queue.toKey(''), routingOf: async () => ({ destinations, archive: false }) };
   const data = (await queue.getJob('1'))!.data;
   const read = await readRun(source, 1, MAX_RUN_JOBS - 1, MAX_RUN_BYTES);
   const run = await planRun(source, { id: 1, data, destinations, archive: false, lines: queuedLines('1', data, read.inHand), exact: false }, read.behind);
@@ -249,4 +249,35 @@ test('a tracker without destination, or with a backlog to move, takes the one-jo
   expect(await redis.smembers(backlogIndexKey(prefix))).toEqual(['none']);
   expect((await entries('c', 'c1')).flat()).toEqual([[0, 0], [0, 1], ...expected(specs, 'c', 0)]);
   expect(await redis.exists(trackerBacklogKey(prefix, 'c'))).toBe(0);
+});
+
+test('jobs that come one at a time cost BullMQ one blocking wait each, and a closing router leaves the marker set', async () => {
+  await addTracker('a', ['a1']);
+  await start();
+  const markerKey = queue.keys.marker!;
+  // MONITOR sees every client's commands; only this test's marker key counts.
+  const client = new Redis(TEST_REDIS_URL);
+  const monitor = await client.monitor();
+  const waits: string[] = [];
+  monitor.on('monitor', (_time: number, args: string[]) => {
+    if (String(args[0]).toLowerCase() === 'bzpopmin' && args[1] === markerKey) waits.push(markerKey);
+  });
+  const jobs = 12;
+  for (let i = 1; i <= jobs; i++) {
+    await new JobAdd(queue).add(newIngestJob('a', recordsOf(i, 2), false));
+    await drained(i);
+    // The worker is back in its blocking wait (or on its way): the next job finds it there.
+    await new Promise((resolve) => setTimeout(resolve, 30));
+  }
+  monitor.disconnect();
+  client.disconnect();
+  // BullMQ marks the queue each time it hands a job over; left there, the worker's next wait
+  // returned at once on it and led to a fetch that found nothing: two waits a job.
+  expect(waits.length).toBeGreaterThanOrEqual(jobs);
+  expect(waits.length).toBeLessThanOrEqual(jobs + 2);
+  expect((await entries('a', 'a1')).flat()).toEqual(Array.from({ length: jobs }, (_, j) => [[j + 1, 0], [j + 1, 1]] as Place[]).flat());
+
+  await router!.close(1000);
+  router = undefined;
+  expect(await redis.zscore(markerKey, '0')).toBe('0');
 });
