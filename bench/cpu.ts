@@ -23,7 +23,10 @@ import type { TrackerResolver } from '../src/ingest/resolver';
  *
  * - **single**: one-event requests at `BENCH_CPU_RATE`/s to the Koa floor (Koa and the router
  *   answering 202, bench/koa-floor-server.ts) and to the API (`npm run start:api`), in
- *   alternated pairs: server CPU a request (from /proc), and p99.
+ *   alternated pairs: server CPU a request (from /proc), and p99. Then the shape floor (the Koa
+ *   floor putting each millisecond's requests into one BullMQ job before their 202) in pairs with
+ *   the Koa floor and in pairs with the API: what the fixed shape itself costs, and what Tributary
+ *   adds to it.
  * - **array**: arrays of 100 at `BENCH_CPU_ARRAY_RATE` requests/s, same pairs: CPU a record.
  * - **features**: each per-request feature a user can switch off, off against on in alternated
  *   pairs at the single rate: the CPU it adds a request.
@@ -184,40 +187,37 @@ async function main(): Promise<void> {
       const floor: Target = { port, pid: floorChild.pid! };
       const t = tracker('cpu');
       const tributary = targetOf(await api([t]), t);
-      // What a 2xx that means "in Redis" costs at the least: the floor writing each request's body to
-      // Redis (one XADD a request), against the API, in pairs of their own. No goal; for reading the ones above.
-      let durableFloor: Target | undefined;
-      const durable = async (): Promise<Target> => {
-        if (durableFloor) return durableFloor;
-        const durableChild = forkChild('koa-floor-server.ts', { FLOOR_REDIS_URL: REDIS_URL, FLOOR_REDIS_KEY: `${prefixes[0]}:floor` }, profileArgs());
-        closers.push(async () => (durableChild.send({ type: 'stop' }), stopChild(durableChild)));
-        durableFloor = { port: (await nextMessage<Message & { port: number }>(durableChild, 'listening')).port, pid: durableChild.pid! };
-        return durableFloor;
-      };
+      // The floor of the fixed shape (bench/koa-floor-server.ts, FLOOR_QUEUE_PREFIX): the Koa floor that
+      // also puts the bodies of each millisecond's requests into one BullMQ job and answers each request
+      // once its job is added, as ENQUEUE_LINGER_MS does; no token, validation or record ids. Paired
+      // with the Koa floor (what the shape costs above it) and with the API (what Tributary adds to the shape).
+      const queueChild = forkChild('koa-floor-server.ts', { FLOOR_REDIS_URL: REDIS_URL, FLOOR_QUEUE_PREFIX: `${prefixes[0]}:floor` }, profileArgs());
+      closers.push(async () => (queueChild.send({ type: 'stop' }), stopChild(queueChild)));
+      const shapeFloor: Target = { port: (await nextMessage<Message & { port: number }>(queueChild, 'listening')).port, pid: queueChild.pid! };
       if (ONLY.has('single')) {
-        await measure(floor, 1, RATE, WARMUP_SECONDS);
-        await measure(tributary, 1, RATE, WARMUP_SECONDS);
-        const { a, b, ratio } = await pairs('single events', () => measure(floor, 1, RATE), () => measure(tributary, 1, RATE));
+        const run = (target: Target) => () => measure(target, 1, RATE);
+        for (const target of [floor, tributary, shapeFloor]) await measure(target, 1, RATE, WARMUP_SECONDS);
+        const { a, b, ratio } = await pairs('single events', run(floor), run(tributary));
         console.log(`single events at ${fmt(RATE)} requests/s`);
         console.log(`  Koa floor   ${fmt(a.cpuUs, 1)} µs of server CPU a request (${fmt(a.mainUs, 1)} on its main thread), p99 ${fmt(a.p99, 1)} ms`);
         console.log(`  API         ${fmt(b.cpuUs, 1)} µs (${fmt(b.mainUs, 1)}), p99 ${fmt(b.p99, 1)} ms; its event loop's delay p99 ${fmt(b.loopP99, 1)} ms, max ${fmt(b.loopMax, 1)} ms`);
         console.log(`  API ÷ floor ${fmt(ratio, 2)}× (median of the pairs; goal ≤ ${GOALS.singleRatio}×: ${verdict(ratio <= GOALS.singleRatio)}); p99 ${fmt(b.p99 - a.p99, 1)} ms above the floor's (goal ≤ ${GOALS.p99AboveFloorMs}: ${verdict(b.p99 - a.p99 <= GOALS.p99AboveFloorMs)})`);
-        const withRedis = await durable();
-        await measure(withRedis, 1, RATE, WARMUP_SECONDS);
-        const written = await pairs('single events, durable floor', () => measure(withRedis, 1, RATE), () => measure(tributary, 1, RATE));
-        console.log(`  Koa floor + one Redis write a request: ${fmt(written.a.cpuUs, 1)} µs a request, p99 ${fmt(written.a.p99, 1)} ms; API ÷ it ${fmt(written.ratio, 2)}× (no goal)\n`);
+        const shape = await pairs('single events, shape floor', run(floor), run(shapeFloor));
+        console.log(`  shape floor (Koa floor + a BullMQ job a millisecond) ${fmt(shape.b.cpuUs, 1)} µs a request, p99 ${fmt(shape.b.p99, 1)} ms: ${fmt(shape.ratio, 2)}× the Koa floor (${fmt(shape.a.cpuUs, 1)}) in pairs of their own (no goal)`);
+        const added = await pairs('single events, API over the shape floor', run(shapeFloor), run(tributary));
+        console.log(`  API ÷ shape floor ${fmt(added.ratio, 2)}× (${fmt(added.b.cpuUs, 1)} ÷ ${fmt(added.a.cpuUs, 1)}, pairs of their own; no goal)\n`);
       }
       if (ONLY.has('array')) {
-        await measure(floor, 100, ARRAY_RATE, WARMUP_SECONDS);
-        await measure(tributary, 100, ARRAY_RATE, WARMUP_SECONDS);
-        const { a, b } = await pairs('arrays', () => measure(floor, 100, ARRAY_RATE), () => measure(tributary, 100, ARRAY_RATE));
+        const run = (target: Target) => () => measure(target, 100, ARRAY_RATE);
+        for (const target of [floor, tributary, shapeFloor]) await measure(target, 100, ARRAY_RATE, WARMUP_SECONDS);
+        const { a, b } = await pairs('arrays', run(floor), run(tributary));
         console.log(`arrays of 100 at ${fmt(ARRAY_RATE)} requests/s (${fmt(ARRAY_RATE * 100)} records/s)`);
         console.log(`  Koa floor   ${fmt(a.cpuUs, 2)} µs of server CPU a record (${fmt(a.mainUs, 2)} on its main thread)`);
         console.log(`  API         ${fmt(b.cpuUs, 2)} µs (${fmt(b.mainUs, 2)}), ${fmt(b.cpuUs - a.cpuUs, 2)} µs above the floor (goal ≤ ${GOALS.arrayAboveFloorUs}: ${verdict(b.cpuUs - a.cpuUs <= GOALS.arrayAboveFloorUs)})`);
-        const withRedis = await durable();
-        await measure(withRedis, 100, ARRAY_RATE, WARMUP_SECONDS);
-        const written = await pairs('arrays, durable floor', () => measure(withRedis, 100, ARRAY_RATE), () => measure(tributary, 100, ARRAY_RATE));
-        console.log(`  Koa floor + one Redis write a request: ${fmt(written.a.cpuUs, 2)} µs a record; the API ${fmt(written.b.cpuUs - written.a.cpuUs, 2)} µs above it (no goal)\n`);
+        const shape = await pairs('arrays, shape floor', run(floor), run(shapeFloor));
+        console.log(`  shape floor (Koa floor + a BullMQ job a millisecond) ${fmt(shape.b.cpuUs, 2)} µs a record: ${fmt(shape.b.cpuUs - shape.a.cpuUs, 2)} µs above the Koa floor (${fmt(shape.a.cpuUs, 2)}) in pairs of their own (no goal)`);
+        const added = await pairs('arrays, API over the shape floor', run(shapeFloor), run(tributary));
+        console.log(`  API ${fmt(added.b.cpuUs - added.a.cpuUs, 2)} µs a record above the shape floor (${fmt(added.b.cpuUs, 2)} against ${fmt(added.a.cpuUs, 2)}, pairs of their own; no goal)\n`);
       }
     }
 
