@@ -38,7 +38,8 @@ import type { TrackerResolver } from '../src/ingest/resolver';
  *   `BENCH_CPU_DELIVERY_SIZE` records a request (default 100; 1 for single events, which cost the
  *   worker a routing step each). `BENCH_THREADS=1` also prints the worker's CPU by thread, as its
  *   offset from the process id: +0 is the main thread, V8's helpers and then libuv's pool (where
- *   DuckDB's statements run) follow it.
+ *   DuckDB's statements run) follow it. The Koa floor's CPU a single-event request, measured just
+ *   before, is printed beside it: how fast the machine is, for an absolute goal.
  *
  * `BENCH_CPU_ONLY` picks sections (comma-separated), `BENCH_CPU_PAIRS` and `BENCH_CPU_SECONDS`
  * set the pairs and the seconds of each run. Figures: bench/RESULTS.md.
@@ -180,11 +181,19 @@ async function main(): Promise<void> {
     const tracker = (id: string, extra: Partial<BenchTracker> = {}): BenchTracker => ({ id, token: generateToken(), ...extra });
     const targetOf = (server: TributaryServer, t: BenchTracker): Target => ({ port: server.port, pid: server.pids[0]!, authorization: `Tracker ${t.token}`, metrics: server.metrics });
 
-    if (ONLY.has('single') || ONLY.has('array')) {
+    /** The Koa floor (bench/koa-floor-server.ts), started once. */
+    let koaFloor: Target | undefined;
+    const startKoaFloor = async (): Promise<Target> => {
+      if (koaFloor) return koaFloor;
       const floorChild = forkChild('koa-floor-server.ts', {}, profileArgs());
       closers.push(async () => (floorChild.send({ type: 'stop' }), stopChild(floorChild)));
       const { port } = await nextMessage<Message & { port: number }>(floorChild, 'listening');
-      const floor: Target = { port, pid: floorChild.pid! };
+      koaFloor = { port, pid: floorChild.pid! };
+      return koaFloor;
+    };
+
+    if (ONLY.has('single') || ONLY.has('array')) {
+      const floor = await startKoaFloor();
       const t = tracker('cpu');
       const tributary = targetOf(await api([t]), t);
       // The floor of the fixed shape (bench/koa-floor-server.ts, FLOOR_QUEUE_PREFIX): the Koa floor that
@@ -259,6 +268,11 @@ async function main(): Promise<void> {
     }
 
     if (ONLY.has('delivery')) {
+      // The delivery goal is absolute, and machines of one kind differ two-fold in speed: the Koa
+      // floor's CPU a single-event request, measured just before, says how fast this one is.
+      const floor = await startKoaFloor();
+      await measure(floor, 1, RATE, WARMUP_SECONDS);
+      const speed = await measure(floor, 1, RATE);
       const prefix = `bench-cpu-${randomUUID().slice(0, 8)}`;
       prefixes.push(prefix);
       const t = tracker('deliver', { destinations: [{ id: 'local', type: 'local' }] });
@@ -296,7 +310,8 @@ async function main(): Promise<void> {
       const records = d1 - d0;
       const us = ((cpu1 - cpu0) * 1e6) / records;
       console.log(`delivery to the local warehouse at ${fmt(DELIVERY_RATE)} records/s offered (${DELIVERY_SIZE === 1 ? 'single events' : `arrays of ${DELIVERY_SIZE}`}; ${sent.failed} failed), worker apart, ${DELIVERY_SECONDS} s window`);
-      console.log(`  worker      ${fmt(records / ((t1 - t0) / 1000))} records/s delivered, ${fmt(us, 1)} µs of CPU a record (${fmt(((main1 - main0) * 1e6) / records, 1)} on its main thread) (goal ≤ ${GOALS.deliveryUs} µs: ${verdict(us <= GOALS.deliveryUs)}); all ${fmt(after.records)} delivered\n`);
+      console.log(`  worker      ${fmt(records / ((t1 - t0) / 1000))} records/s delivered, ${fmt(us, 1)} µs of CPU a record (${fmt(((main1 - main0) * 1e6) / records, 1)} on its main thread) (goal ≤ ${GOALS.deliveryUs} µs: ${verdict(us <= GOALS.deliveryUs)}); all ${fmt(after.records)} delivered`);
+      console.log(`  this machine's speed: the Koa floor at ${fmt(RATE)} single events/s costs ${fmt(speed.cpuUs, 1)} µs a request, measured just before (no goal)\n`);
     }
   } finally {
     for (const close of closers.reverse()) await close().catch((err: unknown) => console.error(err));
