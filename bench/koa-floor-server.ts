@@ -8,15 +8,15 @@ import { sendLargeArgumentsAsBuffers } from '../src/core/redis/large-arguments';
 import { serveForParent } from './child';
 
 /**
- * The Koa floor: Koa and @koa/router with the v3 routes, reading the body,
- * parsing the JSON and answering the contract's 202 with a record id, and nothing else: no token,
- * no validation, no Redis. Whatever Tributary does beyond it (authenticate, normalize, store
- * durably, count) costs throughput below this line; what is above it is out of the code's reach.
+ * The Koa floor: Koa and @koa/router with the v3 routes, reading the body, parsing the JSON and
+ * answering the contract's 202 with a record id, and nothing else: no token, no validation, no
+ * Redis. Whatever Tributary does beyond it (authenticate, normalize, store durably, count) costs
+ * throughput below this line; what is above it is out of the code's reach.
  *
- * With `FLOOR_REDIS_URL` and `FLOOR_QUEUE_PREFIX`, the shape floor, Tributary's fixed shape and no more: the
- * bodies of the requests that arrive within `FLOOR_LINGER_MS` (1, as ENQUEUE_LINGER_MS) of the first
- * go into one BullMQ job (`Queue.add`, the bodies' text joined), and each request is answered once
- * its job is added: the least a 2xx that means "in a BullMQ queue" costs in this shape.
+ * With `FLOOR_REDIS_URL` and `FLOOR_QUEUE_PREFIX`, the shape floor: Tributary's fixed shape and no
+ * more. The bodies of the requests that arrive within `FLOOR_LINGER_MS` (1, as ENQUEUE_LINGER_MS)
+ * of the first go into one BullMQ job (`Queue.add`, the bodies' text joined), and each request is
+ * answered once its job is added: the least a 2xx that means "in a BullMQ queue" costs in this shape.
  */
 const redisUrl = process.env.FLOOR_REDIS_URL;
 const queuePrefix = process.env.FLOOR_QUEUE_PREFIX;

@@ -72,9 +72,10 @@ export type RunOutcome =
  * time it hands a job over, to wake other workers; when that job was the last one waiting, the
  * worker's next blocking wait returned at once on it and the fetch it led to found nothing: two
  * Redis round trips a job wasted whenever the queue drains between jobs (every job, at a steady
- * rate), about 3 µs of the worker's ~45 µs a record with arrays of 100 (bench/RESULTS.md). Nothing is lost by removing it: a
- * job added later sets it again, one waiting already is fetched by BullMQ when this job completes
- * (moveToFinished takes the next job), and a closing router sets it again (router.ts).
+ * rate), about 3 µs of the worker's ~45 µs a record with arrays of 100 (bench/RESULTS.md).
+ * Nothing is lost by removing it: a job added later sets it again, one waiting already is fetched
+ * by BullMQ when this job completes (moveToFinished takes the next job), and a closing router sets
+ * it again (router.ts).
  */
 const READ_RUN = new LuaScript(`
 redis.call('ZREM', KEYS[2], '0')
