@@ -8,7 +8,7 @@ const FIELDS = ['delivered', 'filtered', 'sampled', 'filterErrors'] as const;
 
 /** Every destination's running counts (delivered, skipped by its rules) summed over its tracker's partitions, read from the status hashes, for /metrics. */
 export async function readDestinationCounts(redis: RedisClient, store: TrackerStore, keyspace: Keyspace): Promise<DestinationCountsRow[]> {
-  const trackers = await store.list();
+  const { trackers } = await store.list();
   const wanted = trackers.flatMap((t) => t.destinations.map((d) => ({ t, d })));
   return Promise.all(
     wanted.map(async ({ t, d }) => {

@@ -1,3 +1,7 @@
+import type { Logger } from '../../src/core/logger';
+import type { TrackerStore } from '../../src/core/trackers/store';
+import type { Tracker } from '../../src/core/trackers/types';
+
 /**
  * Runs `discover` now and then every `intervalMs`, one run at a time; `wake()` runs it at once (a
  * tracker changed: src/core/trackers/changes.ts), or right after the run under way when one is.
@@ -66,13 +70,41 @@ export abstract class LeaseSupervisor<R extends LeasedRun> {
   protected readonly running = new Map<string, R>();
   protected stopped = false;
   private readonly loop: DiscoveryLoop;
+  /** Each unreadable tracker's reason as last logged: logged once, and again when it changes. */
+  private readonly unreadableLogged = new Map<string, string>();
 
-  constructor(intervalMs: number, logger: { warn: (fields: object, message: string) => void }, what: string) {
-    this.loop = new DiscoveryLoop(() => this.discover(), intervalMs, (err) => logger.warn({ err: err.message }, `${what} discovery failed`));
+  constructor(
+    intervalMs: number,
+    private readonly log: Pick<Logger, 'warn' | 'error' | 'info'>,
+    private readonly what: string,
+  ) {
+    this.loop = new DiscoveryLoop(() => this.discover(), intervalMs, (err) => log.warn({ err: err.message }, `${what} discovery failed`));
   }
 
   /** Starts, stops and restarts runs to match the trackers. */
   protected abstract discover(): Promise<void>;
+
+  /**
+   * The trackers to run for, and whether a run's key (`<tracker>/…`) belongs to a tracker that
+   * cannot be read now. Such runs are left as they are, neither stopped nor started: a tracker that
+   * cannot be read was not deleted (and a removed destination's run deletes its spool), and one bad
+   * tracker must not stop the others.
+   */
+  protected async readTrackers(store: TrackerStore): Promise<{ trackers: Tracker[]; unreadable: (key: string) => boolean }> {
+    const { trackers, unreadable } = await store.list();
+    const ids = new Set(unreadable.map((u) => u.id));
+    for (const { id, reason } of unreadable) {
+      if (this.unreadableLogged.get(id) === reason) continue;
+      this.unreadableLogged.set(id, reason);
+      this.log.error({ trackerId: id, reason }, `tracker ${id} cannot be read; its ${this.what} runs are left as they are until it can`);
+    }
+    for (const id of this.unreadableLogged.keys()) {
+      if (ids.has(id)) continue;
+      this.unreadableLogged.delete(id);
+      this.log.info({ trackerId: id }, `tracker ${id} can be read again (or is gone)`);
+    }
+    return { trackers, unreadable: (key) => ids.has(key.slice(0, key.indexOf('/'))) };
+  }
 
   start(): void {
     this.loop.start();

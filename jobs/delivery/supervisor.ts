@@ -84,7 +84,8 @@ export class DeliverySupervisor extends LeaseSupervisor<Running> {
 
   protected async discover(): Promise<void> {
     const wanted = new Map<string, Wanted>();
-    for (const tracker of await this.store.list()) {
+    const { trackers, unreadable } = await this.readTrackers(this.store);
+    for (const tracker of trackers) {
       for (const destination of tracker.destinations) {
         // Each partition of a destination is delivered on its own lease, in parallel with the others.
         for (let partition = 0; partition < tracker.partitions; partition++) {
@@ -94,6 +95,7 @@ export class DeliverySupervisor extends LeaseSupervisor<Running> {
       }
     }
     for (const [key, run] of this.running) {
+      if (unreadable(key)) continue;
       const want = wanted.get(key);
       if (!want) run.removed = true;
       if (!want || fingerprint(want) !== run.fingerprint) run.stop.abort(new Error('destination changed'));

@@ -45,11 +45,13 @@ export class ArchiveSupervisor extends LeaseSupervisor<Running> {
 
   protected async discover(): Promise<void> {
     const wanted = new Map<string, { trackerId: string; partition: number; days: number }>();
-    for (const tracker of await this.store.list()) {
+    const { trackers, unreadable } = await this.readTrackers(this.store);
+    for (const tracker of trackers) {
       if (tracker.archiveDays <= 0) continue;
       for (let partition = 0; partition < tracker.partitions; partition++) wanted.set(`${tracker.id}/${partition}`, { trackerId: tracker.id, partition, days: tracker.archiveDays });
     }
     for (const [key, run] of this.running) {
+      if (unreadable(key)) continue;
       const want = wanted.get(key);
       if (!want || want.days !== run.days) run.stop.abort(new Error('archive settings changed'));
     }

@@ -5,7 +5,7 @@ import { duplicatesKey, newIngestJob, INGEST_QUEUE, queuedExact, queuedLines, qu
 import { routeAlone } from './route-alone';
 import { RulesCache } from '../../src/core/rules/compile';
 import { MAX_RUN_BYTES, MAX_RUN_JOBS, MAX_RUN_RECORDS, planRun, readRun, routeRun, stepRecords, type RunJob, type RunSource } from './route-run';
-import type { TrackerStore } from '../../src/core/trackers/store';
+import { isUnreadableTracker, type TrackerStore } from '../../src/core/trackers/store';
 import type { Tracker } from '../../src/core/trackers/types';
 import { ANY_TRACKER } from '../../src/core/trackers/changes';
 import { sleep } from '../../src/core/sleep';
@@ -66,10 +66,32 @@ export interface Router {
  */
 export async function startRouter(connection: RedisClient, commands: RedisClient, store: TrackerStore, logger: Logger, opts: RouterOptions): Promise<Router> {
   const cache = new Map<string, { tracker: Tracker | undefined; until: number }>();
+  /**
+   * Each tracker as it was last read. A tracker that can no longer be read (a hand edit, a key the
+   * key file lost) is routed as it last could be, as its destinations keep delivering
+   * (jobs/delivery/discovery-loop.ts): its records were accepted under those settings, and the
+   * shard's other trackers wait behind any job that cannot be routed. A tracker this process never
+   * read holds its shard, logged on each retry, until it can be read.
+   */
+  const lastRead = new Map<string, Tracker>();
+  const unreadableLogged = new Set<string>();
   const trackerFor = async (id: string): Promise<Tracker | undefined> => {
     const hit = cache.get(id);
     if (hit && hit.until > Date.now()) return hit.tracker;
-    const tracker = await store.get(id);
+    let tracker: Tracker | undefined;
+    try {
+      tracker = await store.get(id);
+    } catch (err) {
+      const last = lastRead.get(id);
+      if (!isUnreadableTracker(err) || !last) throw err;
+      if (!unreadableLogged.has(id)) logger.error({ trackerId: id, err: err.message }, `tracker ${id} cannot be read; its records are routed with its settings as last read`);
+      unreadableLogged.add(id);
+      tracker = last;
+    }
+    if (tracker && tracker !== lastRead.get(id)) {
+      lastRead.set(id, tracker);
+      unreadableLogged.delete(id);
+    } else if (!tracker) lastRead.delete(id);
     cache.set(id, { tracker, until: Date.now() + (opts.trackerCacheMs ?? 1000) });
     return tracker;
   };

@@ -6,6 +6,7 @@ import { DeliveryAdminError, type DeliveryAdminErrorCode } from '../operator/del
 import { DestinationServiceError, type DestinationServiceErrorCode } from '../operator/destination-service';
 import { SourceServiceError, type SourceServiceErrorCode } from '../operator/source-service';
 import { TrackerServiceError, type TrackerServiceErrorCode } from '../operator/tracker-service';
+import { isUnreadableTracker } from '../core/trackers/store';
 
 // Exhaustive maps: a new service error code fails the type check until it is given a status here.
 const TRACKER: Readonly<Record<TrackerServiceErrorCode, ErrorCode>> = {
@@ -63,6 +64,8 @@ export function toAdminApiError(err: unknown): unknown {
   if (err instanceof DeliveryAdminError) return new ApiError(DELIVERY[err.code], err.message);
   if (err instanceof AccessServiceError) return new ApiError(ACCESS[err.code], err.message, err.field);
   if (isOutOfMemoryError(err)) return new ApiError('ERR_QUEUE_FULL', OUT_OF_MEMORY_MESSAGE);
+  // The server's own state, not the request: a 500 that says which tracker and why, for its operator.
+  if (isUnreadableTracker(err)) return new ApiError('ERR_INTERNAL', `${err.message}; see docs/operating.md, “Trackers that cannot be read”`);
   return err;
 }
 

@@ -19,7 +19,9 @@ export function registerTrackerRoutes(routes: GuardedRoutes, deps: AdminDeps): v
   routes.get('/trackers', 'signed-in', async (ctx) => {
     // Each caller sees the trackers it has a role on.
     const rights = principalOf(ctx).rights;
-    ctx.body = { trackers: (await trackers.listTrackers()).filter((t) => trackerRole(rights, t.id) !== undefined) };
+    const stored = await trackers.listTrackers();
+    const mine = ({ id }: { id: string }) => trackerRole(rights, id) !== undefined;
+    ctx.body = { trackers: stored.trackers.filter(mine), unreadable: stored.unreadable.filter(mine) };
   });
 
   routes.post('/trackers', 'relay:admin', async (ctx) => {

@@ -8,7 +8,8 @@ import { refuseDroppedKeysInUse, SecretsService } from '../operator/secrets-serv
 /**
  * Once per start, before the process serves or delivers, on a connection of its own: the key file
  * read (or made), every stored secret opened — a start is refused, in one line, when one names a key
- * the file does not hold or does not open under it — then the secrets still plain (stored before
+ * the file does not hold or does not open under it; a tracker whose JSON is not one is logged and
+ * the start goes on — then the secrets still plain (stored before
  * encryption) sealed, through the store's compare-and-set, so that processes starting together
  * seal each once.
  */
@@ -20,7 +21,7 @@ export async function prepareSecrets(target: RedisTarget, config: Readonly<Confi
     await keys.keyring();
     if (keys.created) logger.info({ file: keys.file }, 'first start: made the secrets key file; keep it apart from Redis and its backups (docs/operating.md, "Secrets at rest")');
     if (await keys.readableByOthers()) logger.warn({ file: keys.file }, 'the secrets key file can be read by other users: make it mode 0600 or 0400');
-    await secrets.verify();
+    for (const err of await secrets.verify()) logger.error({ trackerId: err.trackerId, reason: err.reason }, `${err.message}; the relay runs the other trackers (docs/operating.md, "Trackers that cannot be read")`);
     await store.checkKeys();
     const sealed = await secrets.sealPlain();
     if (sealed.trackers > 0) {

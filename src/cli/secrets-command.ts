@@ -26,7 +26,8 @@ function persistenceText(p: PersistenceRewrite[]): string {
 
 function renderReseal(r: ResealReport, status: SecretsStatus): string {
   const wrote = r.trackers === 0 ? 'Every secret was already encrypted under the current key.' : `Encrypted the secrets of ${r.trackers} tracker${r.trackers === 1 ? '' : 's'} under key ${status.currentKeyId}${r.keyFiles > 0 ? `, and took in ${r.keyFiles} key file${r.keyFiles === 1 ? '' : 's'} kept under DATA_DIR/keys` : ''}.`;
-  return `${wrote}${persistenceText(r.persistence)}\n\n${renderStatus(status)}`;
+  const left = r.unreadable.length === 0 ? '' : `\nLeft as stored, because they cannot be read: ${r.unreadable.join(', ')} (docs/operating.md, "Trackers that cannot be read"); their secrets stay under their keys.`;
+  return `${wrote}${left}${persistenceText(r.persistence)}\n\n${renderStatus(status)}`;
 }
 
 export function registerSecretsCommands(program: Command): void {

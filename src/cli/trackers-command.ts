@@ -132,8 +132,10 @@ export function registerTrackersCommands(program: Command): void {
     .option('--json', 'print JSON (full trackers, tokens included)')
     .action((opts: JsonFlag) =>
       withContext(async ({ service }) => {
-        const all = await service.listTrackers();
+        const { trackers: all, unreadable } = await service.listTrackers();
         print(opts.json ? json(all) : renderTrackerList(all));
+        // On stderr, so that --json stays the list of trackers that scripts read.
+        for (const { id, reason } of unreadable) process.stderr.write(`tributary: tracker ${id} cannot be read and is not listed: ${reason}\n`);
       }),
     );
 

@@ -2,6 +2,7 @@ import type { IngestContext } from './ingest-context';
 import { newRecordId } from '../core/records/record-id';
 import type { Config } from '../core/config';
 import { SecretsError } from '../core/secrets/keyring';
+import { UnreadableTrackerError } from '../core/trackers/store';
 import { ApiError, type RecordError } from '../core/errors';
 import type { Metrics } from '../core/metrics';
 import { dedupMember } from './dedup';
@@ -44,11 +45,16 @@ export function originAllowed(tracker: Tracker, origin: string | undefined): boo
 
 /**
  * 503 when the trackers cannot be read. Redis's words are the client's to see (the connection);
- * a stored secret that does not open is the operator's business: its key id and key file stay in
+ * a stored secret that does not open, or a stored tracker that is not valid, is the operator's business: its key id and key file stay in
  * the relay's own log (the keyring says which at every reload), not in an answer to a sender.
  */
 export function trackersUnreadable(err: unknown, retryAfterSeconds: number): ApiError {
-  const detail = err instanceof SecretsError ? 'a stored secret does not open with this process’s key file (the relay’s log says which)' : (err as Error).message;
+  const detail =
+    err instanceof SecretsError
+      ? 'a stored secret does not open with this process’s key file (the relay’s log says which)'
+      : err instanceof UnreadableTrackerError
+        ? 'this tracker’s stored settings are not valid (the relay’s log says why)'
+        : (err as Error).message;
   const refusal = new ApiError('ERR_QUEUE_UNAVAILABLE', `Trackers cannot be read: ${detail}`, undefined, { 'Retry-After': String(retryAfterSeconds) });
   // The error handler logs the cause beside the refusal (src/http/error-handler.ts).
   return Object.assign(refusal, { cause: err });

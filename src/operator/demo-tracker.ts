@@ -8,7 +8,8 @@ import type { TrackerService } from './tracker-service';
  * its integration view printed, so that `npm ci && npm start` is the whole setup.
  */
 export async function ensureDemoTracker(trackers: TrackerService, destinations: DestinationService, publicUrl: string, logger: Logger, print: (text: string) => void): Promise<void> {
-  if ((await trackers.listTrackers()).length > 0) return;
+  const stored = await trackers.listTrackers();
+  if (stored.trackers.length + stored.unreadable.length > 0) return;
   const { tracker, token } = await trackers.createTracker({ name: 'Demo', id: 'demo' });
   await destinations.add(tracker.id, { type: 'local' });
   logger.info({ trackerId: tracker.id }, 'first start: created the demo tracker with a local destination');

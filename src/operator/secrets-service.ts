@@ -3,7 +3,7 @@ import { rewritePersistence, type PersistenceRewrite } from '../core/redis/rewri
 import { writeKeyFile, type KeyFileKeyring } from '../core/secrets/key-file';
 import { generateKey, KEY_ID_PATTERN, newKeyId, SecretsError, type Keyring } from '../core/secrets/keyring';
 import { StoredSecretError, type StoredSecret } from '../core/secrets/tracker-secrets';
-import type { TrackerStore } from '../core/trackers/store';
+import { UnreadableTrackerError, type TrackerStore } from '../core/trackers/store';
 import { forgetKeyFile, hasKeptKeyFiles, takeInKeptKeyFiles } from './key-files';
 
 /** How many stored secrets each key seals, and how many are still plain. */
@@ -29,6 +29,8 @@ export interface ResealReport {
   keyFiles: number;
   /** The Redis persistence files asked to be rewritten, so that the values replaced leave them too. */
   persistence: PersistenceRewrite[];
+  /** Trackers left as stored because they cannot be read (docs/operating.md, "Trackers that cannot be read"). */
+  unreadable: string[];
 }
 
 const where = (s: StoredSecret) => `tracker ${s.trackerId}, ${s.field}`;
@@ -67,20 +69,24 @@ export class SecretsService {
 
   /**
    * Opens every tracker; the first secret that does not open refuses the start in one line naming
-   * its key id, tracker and field, with how many more fail.
+   * its key id, tracker and field, with how many more fail (the key file is the process's, not one
+   * tracker's). A tracker whose JSON is not a tracker does not refuse it: it is returned, and the
+   * relay runs the others (docs/operating.md, "Trackers that cannot be read").
    */
-  async verify(): Promise<void> {
+  async verify(): Promise<UnreadableTrackerError[]> {
     const failures: StoredSecretError[] = [];
+    const unreadable: UnreadableTrackerError[] = [];
     for (const id of await this.store.ids()) {
       try {
         await this.store.get(id);
       } catch (err) {
-        if (!(err instanceof StoredSecretError)) throw err;
-        failures.push(err);
+        if (err instanceof UnreadableTrackerError) unreadable.push(err);
+        else if (err instanceof StoredSecretError) failures.push(err);
+        else throw err;
       }
     }
     const [first] = failures;
-    if (!first) return;
+    if (!first) return unreadable;
     const more = failures.length > 1 ? ` (and ${failures.length - 1} more tracker${failures.length > 2 ? 's' : ''} that cannot be opened)` : '';
     throw new SecretsError(`${first.message}${more}; see docs/operating.md, "Secrets at rest"`);
   }
@@ -99,17 +105,25 @@ export class SecretsService {
   private async resealAll(stale: (stored: readonly StoredSecret[]) => boolean): Promise<ResealReport> {
     let trackers = 0;
     let keyFiles = 0;
+    const unreadable: string[] = [];
     for (const id of await this.store.ids()) {
       let takenIn: string[] = [];
-      const wrote = await this.store.reseal(
-        id,
-        (stored, tracker) => stale(stored) || hasKeptKeyFiles(this.dataDir, tracker),
-        (tracker) => {
-          const taken = takeInKeptKeyFiles(this.dataDir, tracker);
-          takenIn = taken.destinationIds;
-          return taken.tracker;
-        },
-      );
+      const wrote = await this.store
+        .reseal(
+          id,
+          (stored, tracker) => stale(stored) || hasKeptKeyFiles(this.dataDir, tracker),
+          (tracker) => {
+            const taken = takeInKeptKeyFiles(this.dataDir, tracker);
+            takenIn = taken.destinationIds;
+            return taken.tracker;
+          },
+        )
+        .catch((err: unknown) => {
+          // Left as stored: what it holds stays under its key, which drop-key then keeps.
+          if (!(err instanceof UnreadableTrackerError)) throw err;
+          unreadable.push(id);
+          return false;
+        });
       if (!wrote) continue;
       trackers++;
       // Only once the tracker holds the key (sealed): a file deleted first would lose it.
@@ -117,7 +131,7 @@ export class SecretsService {
       keyFiles += takenIn.length;
     }
     const persistence = trackers > 0 ? await rewritePersistence(this.redis) : [];
-    return { trackers, keyFiles, persistence };
+    return { trackers, keyFiles, persistence, unreadable };
   }
 
   /** Adds a new random key to the key file; `current`: new secrets are sealed under it from now on. Returns its id. */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import * as z from 'zod';
-import type { TrackerStore } from '../core/trackers/store';
+import type { StoredTrackers, TrackerStore } from '../core/trackers/store';
 import { generatePrivacySecret, PrivacyRuleSchema, PrivacyRulesSchema, type PrivacyRule } from '../core/trackers/privacy-rules';
 import { generateToken, tokensEqual } from '../core/trackers/tokens';
 import { activeTokens, describeIssues, RateLimitSchema, TrackerSchema, type Tracker, type TrackerToken } from '../core/trackers/types';
@@ -129,7 +129,8 @@ export class TrackerService {
     throw new TrackerServiceError('ID_TAKEN', `No free tracker id near "${base}"; pass an id.`, 'id');
   }
 
-  listTrackers(): Promise<Tracker[]> {
+  /** Every tracker; those this process cannot read are listed apart, with why (UnreadableTracker). */
+  listTrackers(): Promise<StoredTrackers> {
     return this.store.list();
   }
 

@@ -9,6 +9,21 @@ describe('GET /trackers', () => {
     const res = await get('/trackers');
     expect(res.status).toBe(200);
     expect(res.body.trackers.map((t: { id: string }) => t.id)).toContain(admin.api.tracker.id);
+    expect(res.body.unreadable).toEqual([]);
+  });
+
+  test('a tracker the relay cannot read is listed apart with why, and answers a 500 that says so', async () => {
+    const { redis } = admin.api.runtime;
+    await redis.set(`${admin.api.prefix}:tracker:hand-edited`, JSON.stringify({ id: 'hand-edited', name: 'Edited', tokens: [], destinations: 'oops' }));
+    await redis.sadd(`${admin.api.prefix}:trackers`, 'hand-edited');
+    const res = await get('/trackers');
+    expect(res.status).toBe(200);
+    expect(res.body.trackers.map((t: { id: string }) => t.id)).toContain(admin.api.tracker.id);
+    expect(res.body.unreadable).toEqual([{ id: 'hand-edited', reason: expect.stringMatching(/^its stored JSON is not a tracker \(.*destinations: .*\)$/) }]);
+    const one = await get('/trackers/hand-edited');
+    expect(one.status).toBe(500);
+    expect(one.body.error.message).toMatch(/^tracker hand-edited cannot be read: its stored JSON is not a tracker .*; see docs\/operating\.md, “Trackers that cannot be read”$/);
+    await redis.srem(`${admin.api.prefix}:trackers`, 'hand-edited');
   });
 });
 

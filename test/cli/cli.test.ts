@@ -92,6 +92,21 @@ test('list prints a table, and JSON with --json', async () => {
   expect(all.map((t) => t.id)).toEqual(['shop', 'web-shop']);
 });
 
+test('list names a tracker it cannot read on stderr, after the others', async () => {
+  await redis.set(`${prefix}:tracker:hand-edited`, '{"id":"hand-edited","name":');
+  await redis.sadd(`${prefix}:trackers`, 'hand-edited');
+  try {
+    for (const args of [['trackers', 'list'], ['trackers', 'list', '--json']]) {
+      const r = await cli(args);
+      expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: expect.stringMatching(/^tributary: tracker hand-edited cannot be read and is not listed: its stored JSON does not parse \(.+\)\n$/) });
+      expect(r.stdout).toContain('web-shop');
+    }
+  } finally {
+    await redis.srem(`${prefix}:trackers`, 'hand-edited');
+    await redis.del(`${prefix}:tracker:hand-edited`);
+  }
+});
+
 test('rotate-token adds a token and show lists both with the first one in the view', async () => {
   const rotated = await ok(['trackers', 'rotate-token', 'shop']);
   const newToken = /^New token for tracker shop: (\S+)$/m.exec(rotated)![1]!;

@@ -42,6 +42,8 @@ export interface ConsoleServer {
   readonly base: string;
   readonly port: number;
   readonly proc: TributaryProcess | undefined;
+  /** The server's Redis prefix, on the test Redis. */
+  readonly prefix: string;
   /** The admin API at `base`, with the admin token. */
   adminFetch: (url: string, init?: RequestInit) => Promise<Response>;
   /** Checks that the console is built and Chromium is there, then starts the server and waits until it is ready. */
@@ -70,6 +72,7 @@ export function consoleServer(name: string, adminToken: string): ConsoleServer {
     get proc() {
       return proc;
     },
+    prefix,
     adminFetch: (url, init = {}) =>
       fetch(`${base()}/admin/api${url}`, { ...init, headers: { Authorization: `Bearer ${adminToken}`, 'Content-Type': 'application/json', ...init.headers } }),
     start: async (env = {}) => {

@@ -1,6 +1,8 @@
 import { createHmac } from 'node:crypto';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { Redis } from 'ioredis';
 import { freePort } from '../helpers/ports';
+import { TEST_REDIS_URL } from '../helpers/redis';
 import { browserSuite, consoleServer, launchChromium, shot as screenshot, watchProblems } from './browser';
 import { startCustomerSite, type CustomerSite } from './customer-site';
 
@@ -77,6 +79,25 @@ browserSuite('console e2e')('console in a browser', () => {
     await tokenField.fill(ADMIN_TOKEN);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { level: 1, name: 'Trackers' }).waitFor();
+  });
+
+  test('names a tracker the relay cannot read above the list, and no longer once it is mended', async () => {
+    const redis = new Redis(TEST_REDIS_URL);
+    try {
+      await redis.set(`${server.prefix}:tracker:hand-edited`, JSON.stringify({ id: 'hand-edited', name: 'Edited by hand', tokens: 'none' }));
+      await redis.sadd(`${server.prefix}:trackers`, 'hand-edited');
+      await page.reload();
+      const alert = page.getByTestId('unreadable-trackers');
+      await alert.filter({ hasText: /Tracker hand-edited cannot be read: its stored JSON is not a tracker \(tokens: .*\)\. Senders to it are refused \(503\)/ }).waitFor();
+      await shot('01b-unreadable-tracker');
+      await redis.srem(`${server.prefix}:trackers`, 'hand-edited');
+      await page.reload();
+      await page.getByRole('heading', { level: 2, name: 'Your trackers' }).waitFor();
+      await page.getByText(/No tracker yet|Demo/).first().waitFor();
+      expect(await alert.count()).toBe(0);
+    } finally {
+      redis.disconnect();
+    }
   });
 
   test('creates a tracker and shows its token once, with a copy button', async () => {

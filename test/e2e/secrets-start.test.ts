@@ -89,3 +89,24 @@ test('a key file that is missing or malformed is refused in one line that quotes
   expect(line).not.toContain(key);
   expect(readFileSync(broken, 'utf8')).toContain(key);
 });
+
+test('a tracker whose stored JSON is not a tracker does not refuse the start: it is logged, and the others are served', async () => {
+  await redis.set(`${prefix}:tracker:hand-edited`, JSON.stringify({ id: 'hand-edited', name: 'Edited', tokens: 'none' }));
+  await redis.sadd(`${prefix}:trackers`, 'hand-edited');
+  try {
+    const port = await freePort();
+    const api = spawn('api', { PORT: String(port) });
+    await waitReady(port, api);
+    const sent = await fetch(`http://127.0.0.1:${port}/v3/event`, { method: 'POST', headers: { Authorization: 'Tracker trk_shop_start_token_0123456789', 'Content-Type': 'application/json' }, body: '{"_event":"served"}' });
+    expect(sent.status).toBe(202);
+    const logged = api
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('hand-edited'))
+      .map((line) => JSON.parse(line) as { level: number; msg: string });
+    expect(logged).toEqual([{ level: 50, msg: expect.stringMatching(/^tracker hand-edited cannot be read: its stored JSON is not a tracker \(tokens: .+\); the relay runs the other trackers/), trackerId: 'hand-edited', reason: expect.any(String) }].map((l) => expect.objectContaining(l)));
+    await api.stop();
+  } finally {
+    await redis.srem(`${prefix}:trackers`, 'hand-edited');
+  }
+});

@@ -106,7 +106,7 @@ describe('createTracker', () => {
 
 describe('listTrackers and getTracker', () => {
   test('lists every tracker, sorted by id', async () => {
-    const ids = (await service.listTrackers()).map((t) => t.id);
+    const ids = (await service.listTrackers()).trackers.map((t) => t.id);
     expect(ids).toEqual(['paris', 'web-shop', 'web-shop-2', 'web-shop-3']);
   });
 

@@ -1,4 +1,4 @@
-import type { ArchiveStatus, Backfill, ConnectorInfo, DeadLetter, Destination, DestinationPicture, DestinationRules, DestinationView, HmacSettings, IntegrationView, MemorySnapshot, PrivacyRule, QueryResult, RateLimit, RulesPreview, SourceDelivery, SourceMapping, SourceType, SourceView, TestResult, Tracker, TrafficPicture } from './types.js';
+import type { ArchiveStatus, Backfill, ConnectorInfo, DeadLetter, Destination, DestinationPicture, DestinationRules, DestinationView, HmacSettings, IntegrationView, MemorySnapshot, PrivacyRule, QueryResult, RateLimit, RulesPreview, SourceDelivery, SourceMapping, SourceType, SourceView, TestResult, Tracker, TrafficPicture, UnreadableTracker } from './types.js';
 
 /** An answer other than 2xx, with the server's error code, message and offending field. */
 export class ApiError extends Error {
@@ -89,6 +89,8 @@ export interface TrackerInput {
 export const api = {
   trackers: {
     list: async () => (await call<{ trackers: Tracker[] }>('GET', '/trackers')).trackers,
+    /** The trackers, and those the relay cannot read (with why), listed apart. */
+    listAll: () => call<{ trackers: Tracker[]; unreadable: UnreadableTracker[] }>('GET', '/trackers'),
     create: (input: TrackerInput) => call<{ tracker: Tracker; token: string; integration: IntegrationView }>('POST', '/trackers', input),
     get: (id: string) => call<Tracker>('GET', tracker(id)),
     update: (id: string, input: TrackerInput) => call<Tracker>('PATCH', tracker(id), input),

@@ -6,13 +6,14 @@ import { useFormErrors } from './form-errors.js';
 import { useLoad } from './hooks.js';
 import { href } from './router.js';
 import { checkValues, inputOf, TrackerFields, trackerFieldKey, valuesOf } from './tracker-form.js';
-import type { Tracker } from './types.js';
+import type { Tracker, UnreadableTracker } from './types.js';
 import { usePageTitle } from './page-title.js';
 
 export function TrackersPage() {
   usePageTitle('Trackers');
   const admin = useIsAdmin();
-  const trackers = useLoad(api.trackers.list, 'trackers');
+  const stored = useLoad(api.trackers.listAll, 'trackers');
+  const trackers = { ...stored, data: stored.data?.trackers };
   const [created, setCreated] = useState<{ tracker: Tracker; token: string } | null>(null);
 
   return (
@@ -25,6 +26,7 @@ export function TrackersPage() {
         <h2 id="tracker-list-heading">Your trackers</h2>
         <Alert message={trackers.error} />
         {trackers.loading && !trackers.data ? <Spinner /> : <TrackerTable trackers={trackers.data ?? []} admin={admin} />}
+        <UnreadableTrackers unreadable={stored.data?.unreadable ?? []} />
       </section>
       {admin && (
         <CreateTracker
@@ -71,6 +73,23 @@ function TrackerTable({ trackers, admin }: { trackers: Tracker[]; admin: boolean
           ))}
         </tbody>
       </table>
+    </div>
+  );
+}
+
+/**
+ * Trackers the relay cannot read: left out of the table (nothing of them can be shown or changed),
+ * named here with the relay's reason so that an operator can mend them (docs/operating.md).
+ */
+function UnreadableTrackers({ unreadable }: { unreadable: UnreadableTracker[] }) {
+  if (unreadable.length === 0) return null;
+  return (
+    <div role="alert" data-testid="unreadable-trackers">
+      {unreadable.map(({ id, reason }) => (
+        <p class="alert error" key={id}>
+          Tracker <code>{id}</code> cannot be read: {reason}. Senders to it are refused (503) until it can; see “Trackers that cannot be read” in the operating guide.
+        </p>
+      ))}
     </div>
   );
 }

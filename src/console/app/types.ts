@@ -83,6 +83,12 @@ export interface PrivacyRuleView extends PrivacyRule {
   effect: string;
 }
 
+/** A stored tracker the relay cannot read (its secrets do not open, or its JSON is not a tracker). */
+export interface UnreadableTracker {
+  id: string;
+  reason: string;
+}
+
 export interface Tracker {
   id: string;
   name: string;

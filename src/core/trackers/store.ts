@@ -9,6 +9,7 @@ import { generatePrivacySecret } from './privacy-rules';
 import { tokenDigest } from './tokens';
 import { TrackerSchema, type Tracker } from './types';
 import { LuaScript } from '../redis/lua-script';
+import * as z from 'zod';
 
 // Compare-and-set of one tracker and its token index. ARGV[1] is the JSON the caller read ('' when
 // the tracker must not exist yet); the first ARGV[4] token keys are pointed at the tracker, the
@@ -32,6 +33,57 @@ return 1`);
 
 export class TrackerConflictError extends Error {
   override name = 'TrackerConflictError';
+}
+
+/**
+ * A stored tracker this process cannot read: its secrets do not open (a key the key file does not
+ * hold, a value altered in Redis) or its JSON is not a tracker (a hand edit, or a later relay's
+ * tracker read by an earlier one). `reason` is for operators: it may name a key id and a field.
+ */
+export interface UnreadableTracker {
+  id: string;
+  reason: string;
+}
+
+/** Every stored tracker: those this process reads, and those it cannot, kept apart. */
+export interface StoredTrackers {
+  trackers: Tracker[];
+  unreadable: UnreadableTracker[];
+}
+
+/** A stored tracker whose JSON is not a tracker (a hand edit, or a later relay's tracker read by an earlier one). */
+export class UnreadableTrackerError extends Error {
+  override name = 'UnreadableTrackerError';
+  constructor(
+    readonly trackerId: string,
+    readonly reason: string,
+  ) {
+    super(`tracker ${trackerId} cannot be read: ${reason}`);
+  }
+}
+
+/** What makes one tracker unreadable (rather than every tracker, as Redis or the key file failing does). */
+export function isUnreadableTracker(err: unknown): err is UnreadableTrackerError | StoredSecretError {
+  return err instanceof UnreadableTrackerError || err instanceof StoredSecretError;
+}
+
+function notATracker(id: string, err: unknown): UnreadableTrackerError {
+  if (err instanceof z.ZodError) return new UnreadableTrackerError(id, `its stored JSON is not a tracker (${err.issues.map((i) => `${i.path.join('.') || 'the whole'}: ${i.message}`).join('; ')})`);
+  return new UnreadableTrackerError(id, `its stored JSON does not parse (${(err as Error).message})`);
+}
+
+function readJson(id: string, json: string): unknown {
+  try {
+    return JSON.parse(json) as unknown;
+  } catch (err) {
+    throw notATracker(id, err);
+  }
+}
+
+function asTracker(id: string, stored: unknown): Tracker {
+  const tracker = TrackerSchema.safeParse(stored);
+  if (!tracker.success) throw notATracker(id, tracker.error);
+  return tracker.data;
 }
 
 /**
@@ -68,18 +120,18 @@ export class TrackerStore {
    * key current, and a reader must not fail for having looked at the file a moment earlier.
    */
   private async parse(id: string, json: string): Promise<Tracker> {
-    const stored = JSON.parse(json) as unknown;
+    const stored = readJson(id, json);
     // Read-only commands on trackers with nothing sealed never need the key file.
-    if (!storedSecrets(id, stored).some((s) => s.keyId !== null)) return TrackerSchema.parse(stored);
+    if (!storedSecrets(id, stored).some((s) => s.keyId !== null)) return asTracker(id, stored);
     try {
       openSecrets(id, stored, await this.secrets?.keyring(), this.secrets?.source);
     } catch (err) {
       if (!(err instanceof StoredSecretError && err.reason === 'unknown-key' && this.secrets)) throw err;
-      const again = JSON.parse(json) as unknown;
+      const again = readJson(id, json);
       openSecrets(id, again, await this.secrets.refresh(), this.secrets.source);
-      return TrackerSchema.parse(again);
+      return asTracker(id, again);
     }
-    return TrackerSchema.parse(stored);
+    return asTracker(id, stored);
   }
 
   /** The JSON text to store: the tracker with its secrets sealed under the current key. */
@@ -122,12 +174,34 @@ export class TrackerStore {
     return (await this.redis.smembers(this.indexKey)).sort();
   }
 
-  async list(): Promise<Tracker[]> {
+  /**
+   * Every tracker, read one by one: one that cannot be read (isUnreadableTracker) is reported beside
+   * the others rather than failing them all, so that a single bad tracker cannot stop delivery, the
+   * console or the CLI for every other one. Redis or the key file failing still throws.
+   */
+  async list(): Promise<StoredTrackers> {
     const ids = await this.ids();
-    if (ids.length === 0) return [];
+    if (ids.length === 0) return { trackers: [], unreadable: [] };
     const jsons = await this.redis.mget(ids.map((id) => this.trackerKey(id)));
-    const trackers = await Promise.all(jsons.map((json, i) => (json === null ? undefined : this.parse(ids[i]!, json))));
-    return trackers.filter((t): t is Tracker => t !== undefined);
+    const read = await Promise.all(
+      jsons.map((json, i) =>
+        json === null
+          ? undefined
+          : this.parse(ids[i]!, json).then(
+              (tracker) => ({ tracker }),
+              (err: unknown) => {
+                if (!isUnreadableTracker(err)) throw err;
+                return { unreadable: { id: ids[i]!, reason: err instanceof UnreadableTrackerError ? err.reason : err.message } };
+              },
+            ),
+      ),
+    );
+    const out: StoredTrackers = { trackers: [], unreadable: [] };
+    for (const r of read) {
+      if (r && 'tracker' in r) out.trackers.push(r.tracker);
+      else if (r) out.unreadable.push(r.unreadable);
+    }
+    return out;
   }
 
   /** Every stored secret and the key it is sealed under (null: still plain), read without opening any. */

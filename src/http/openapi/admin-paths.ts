@@ -125,7 +125,11 @@ export const ADMIN_PATHS: Record<string, PathItem> = {
     get: op('trackerAudit', { summary: 'The audit entries of one tracker (its editors).', query: auditQuery, ok: ['200', 'The entries.', list('entries', ref('schemas/AuditEntry'))] }),
   }),
   '/admin/api/trackers': {
-    get: op('listTrackers', { summary: 'Every tracker, with its tokens.', ok: ['200', 'The trackers.', list('trackers', ref('schemas/Tracker'))] }),
+    get: op('listTrackers', {
+      summary: 'Every tracker, with its tokens.',
+      description: 'Trackers the relay cannot read (a secret that does not open, stored JSON that is not a tracker) are listed apart under `unreadable`, with the reason (docs/operating.md, "Trackers that cannot be read").',
+      ok: ['200', 'The trackers.', object({ trackers: { type: 'array', items: ref('schemas/Tracker') }, unreadable: { type: 'array', items: object({ id: str, reason: str }, ['id', 'reason']) } }, ['trackers', 'unreadable'])],
+    }),
     post: op('createTracker', {
       summary: 'Create a tracker; answers its first token and integration view.',
       body: ref('schemas/TrackerInput'),

@@ -75,7 +75,7 @@ test('every secret is encrypted in Redis and plain in memory, through create, up
   expect(await store.get('shop')).toEqual(renamed);
   for (const plain of PLAIN) expect(await raw('shop')).not.toContain(plain);
   await store.save({ ...tracker('shop'), name: 'Saved' });
-  expect((await store.list()).map((t) => t.name)).toEqual(['Saved']);
+  expect((await store.list()).trackers.map((t) => t.name)).toEqual(['Saved']);
 });
 
 test('a store without the keys cannot read sealed secrets, and says which; it can still remove the tracker', async () => {
@@ -122,7 +122,7 @@ test('several processes starting at once seal each tracker exactly once, and los
     const [again] = await Promise.all([start(), Promise.all(second.map((id) => store.update(id, (t) => ({ ...t, name: `Renamed ${id}` }))))]);
     expect(again.reduce((sum, r) => sum + r.trackers, 0)).toBeLessThanOrEqual(second.length);
     expect(await starts[0]!.service.status()).toMatchObject({ plain: 0, total: (first.length + second.length) * 6 });
-    expect((await store.list()).filter((t) => t.id.startsWith('b')).map((t) => t.name)).toEqual(second.map((id) => `Renamed ${id}`).sort());
+    expect((await store.list()).trackers.filter((t) => t.id.startsWith('b')).map((t) => t.name)).toEqual(second.map((id) => `Renamed ${id}`).sort());
   } finally {
     for (const { connection } of starts) connection.disconnect();
   }
