@@ -38,6 +38,8 @@ export interface RunJob {
   destinations: readonly Destination[];
   /** The tracker keeps an archive: its records also go to its archive stream (jobs/history/archiver.ts). */
   archive: boolean;
+  /** See Routing. */
+  unreadable?: boolean;
   /** Its records as a stream block holds them, the duplicates left out (jobs/routing/ingest-job.ts `queuedLines`). */
   lines: LineBlock;
   /** Its texts may hold integers beyond 2^53 (jobs/routing/ingest-job.ts `queuedExact`). */
@@ -140,6 +142,8 @@ return {1, tonumber(ARGV[2])}`);
 export interface Routing {
   destinations: readonly Destination[];
   archive: boolean;
+  /** The tracker cannot be read (and never was by this process): no destinations, its records to its backlog. */
+  unreadable?: boolean;
 }
 
 /** What planning a run needs of the router's shard. */

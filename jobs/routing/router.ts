@@ -4,7 +4,7 @@ import { throttledErrorLog, type Logger } from '../../src/core/logger';
 import { duplicatesKey, newIngestJob, INGEST_QUEUE, queuedExact, queuedLines, queuedRecordCount, queuedRecordsKey, type QueuedJobData } from './ingest-job';
 import { routeAlone } from './route-alone';
 import { RulesCache } from '../../src/core/rules/compile';
-import { MAX_RUN_BYTES, MAX_RUN_JOBS, MAX_RUN_RECORDS, planRun, readRun, routeRun, stepRecords, type RunJob, type RunSource } from './route-run';
+import { MAX_RUN_BYTES, MAX_RUN_JOBS, MAX_RUN_RECORDS, planRun, readRun, routeRun, stepRecords, type Routing, type RunJob, type RunSource } from './route-run';
 import { isUnreadableTracker, type TrackerStore } from '../../src/core/trackers/store';
 import type { Tracker } from '../../src/core/trackers/types';
 import { ANY_TRACKER } from '../../src/core/trackers/changes';
@@ -69,12 +69,16 @@ export async function startRouter(connection: RedisClient, commands: RedisClient
   /**
    * Each tracker as it was last read. A tracker that can no longer be read (a hand edit, a key the
    * key file lost) is routed as it last could be, as its destinations keep delivering
-   * (jobs/delivery/discovery-loop.ts): its records were accepted under those settings, and the
-   * shard's other trackers wait behind any job that cannot be routed. A tracker this process never
-   * read holds its shard, logged on each retry, until it can be read.
+   * (jobs/delivery/discovery-loop.ts): its records were accepted under those settings. One this
+   * process never read throws (isUnreadableTracker); see `routingOf`.
    */
   const lastRead = new Map<string, Tracker>();
   const unreadableLogged = new Set<string>();
+  const logUnreadable = (id: string, err: Error, what: string): void => {
+    if (unreadableLogged.has(id)) return;
+    unreadableLogged.add(id);
+    logger.error({ trackerId: id, err: err.message }, `tracker ${id} cannot be read; ${what}`);
+  };
   const trackerFor = async (id: string): Promise<Tracker | undefined> => {
     const hit = cache.get(id);
     if (hit && hit.until > Date.now()) return hit.tracker;
@@ -84,8 +88,7 @@ export async function startRouter(connection: RedisClient, commands: RedisClient
     } catch (err) {
       const last = lastRead.get(id);
       if (!isUnreadableTracker(err) || !last) throw err;
-      if (!unreadableLogged.has(id)) logger.error({ trackerId: id, err: err.message }, `tracker ${id} cannot be read; its records are routed with its settings as last read`);
-      unreadableLogged.add(id);
+      logUnreadable(id, err, 'its records are routed with its settings as last read');
       tracker = last;
     }
     if (tracker && tracker !== lastRead.get(id)) {
@@ -95,7 +98,22 @@ export async function startRouter(connection: RedisClient, commands: RedisClient
     cache.set(id, { tracker, until: Date.now() + (opts.trackerCacheMs ?? 1000) });
     return tracker;
   };
-  const shards = await Promise.all(Array.from({ length: opts.keyspace.shards }, (_, s) => startShardRouter(connection, commands, trackerFor, logger, opts, opts.keyspace.shardPrefix(s))));
+  const routingOf = async (id: string): Promise<Routing> => {
+    try {
+      const tracker = await trackerFor(id);
+      return { destinations: tracker?.destinations ?? [], archive: (tracker?.archiveDays ?? 0) > 0 };
+    } catch (err) {
+      if (!isUnreadableTracker(err)) throw err;
+      // A tracker this process never read: its records wait in its backlog, as those of a tracker
+      // without a destination do, and move to its destinations in the order accepted once it can be
+      // read (nudgeBacklogs), while the shard's other trackers go on. They are archived now, since
+      // whether it keeps an archive cannot be known and a record left out could not be backfilled
+      // later; a tracker without one leaves them in its capped archive stream.
+      logUnreadable(id, err, 'its records wait in its backlog until it can be read');
+      return { destinations: [], archive: true, unreadable: true };
+    }
+  };
+  const shards = await Promise.all(Array.from({ length: opts.keyspace.shards }, (_, s) => startShardRouter(connection, commands, routingOf, logger, opts, opts.keyspace.shardPrefix(s))));
   return {
     close: async (graceMs) => {
       await Promise.all(shards.map((r) => r.close(graceMs)));
@@ -120,7 +138,7 @@ export async function startRouter(connection: RedisClient, commands: RedisClient
  * fewer than LINGER_BELOW_RECORDS waits LINGER_MS first, so that steady single events make runs
  * too; a larger job does not wait.
  */
-async function startShardRouter(connection: RedisClient, commands: RedisClient, trackerFor: (id: string) => Promise<Tracker | undefined>, logger: Logger, opts: RouterOptions, prefix: string): Promise<Pick<Router, 'close'>> {
+async function startShardRouter(connection: RedisClient, commands: RedisClient, routingOf: (trackerId: string) => Promise<Routing>, logger: Logger, opts: RouterOptions, prefix: string): Promise<Pick<Router, 'close'>> {
   const queue = new Queue<QueuedJobData>(INGEST_QUEUE, { connection, prefix });
   queue.on('error', throttledErrorLog(logger, 'router queue connection'));
   await queue.setGlobalConcurrency(1);
@@ -149,10 +167,7 @@ async function startShardRouter(connection: RedisClient, commands: RedisClient, 
     waitKey: queue.keys.wait!,
     markerKey: queue.keys.marker!,
     jobPrefix: queue.toKey(''),
-    routingOf: async (trackerId) => {
-      const tracker = await trackerFor(trackerId);
-      return { destinations: tracker?.destinations ?? [], archive: (tracker?.archiveDays ?? 0) > 0 };
-    },
+    routingOf,
   };
 
   /**
@@ -162,7 +177,7 @@ async function startShardRouter(connection: RedisClient, commands: RedisClient, 
   const routeJobAlone = async (job: Job<QueuedJobData>, first: RunJob): Promise<void> => {
     const { trackerId } = job.data;
     const { destinations, archive, lines } = first;
-    if (destinations.length === 0) logger.warn({ trackerId, records: lines.count }, 'no destination: records kept in the tracker backlog until one is added');
+    if (destinations.length === 0 && !first.unreadable) logger.warn({ trackerId, records: lines.count }, 'no destination: records kept in the tracker backlog until one is added');
     const routed = await routeAlone(
       { commands, prefix, cursorKey, rules, backlogChunk: opts.backlogChunk ?? BACKLOG_MOVE_CHUNK },
       { id: job.id!, trackerId, partition: job.data.partition ?? 0, destinations, archive, records: stepRecords([first]), recordsKey: queuedRecordsKey(source.jobPrefix + job.id!) },
@@ -266,7 +281,7 @@ async function startShardRouter(connection: RedisClient, commands: RedisClient, 
     try {
       for (const member of await commands.smembers(backlogIndexKey(prefix))) {
         const { trackerId, partition } = parseBacklogMember(member);
-        if (((await trackerFor(trackerId))?.destinations.length ?? 0) > 0) await queue.add(INGEST_JOB_NAME, newIngestJob(trackerId, [], false, undefined, partition).data);
+        if ((await routingOf(trackerId)).destinations.length > 0) await queue.add(INGEST_JOB_NAME, newIngestJob(trackerId, [], false, undefined, partition).data);
       }
     } catch (err) {
       logger.debug({ err: (err as Error).message }, 'backlog check failed; next time');

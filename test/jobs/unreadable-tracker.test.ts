@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { ConnectorRegistry } from '../../connectors/registry';
+import { trackerBacklogKey } from '../../jobs/delivery/keys';
 import { spoolDirectory } from '../../jobs/spill/spool';
 import { startWorkerRuntime, type WorkerRuntime } from '../../jobs/worker-runtime';
 import { createLogger } from '../../src/core/logger';
@@ -77,4 +78,31 @@ test('a tracker that can no longer be read keeps its destination running, and it
   expect(after.status).toBe(202);
   await waitFor(() => memoryDestination(names.later).events.has(after.body.id), { message: 'delivered once mended' });
   expect([...memoryDestination(names.later).events.values()].map((e) => e.event)).toEqual(['before', 'queued', 'after']);
+});
+
+test('a worker that starts while a tracker cannot be read keeps its queued records in its backlog, routes the others, and delivers them in order once it is mended', async () => {
+  await worker!.close();
+  worker = undefined;
+  const name = `mended-${randomUUID()}`;
+  const { tracker, token } = await api.addTracker({ destinations: [{ id: 'm', type: 'memory', enabled: true, settings: { name } }] });
+  const queued = await post(token, [{ _event: 'first' }, { _event: 'second' }]);
+  expect(queued.status).toBe(202);
+  const key = `${api.prefix}:tracker:${tracker.id}`;
+  const stored = (await api.runtime.redis.get(key))!;
+  await api.runtime.redis.set(key, JSON.stringify({ ...JSON.parse(stored), destinations: 'broken by hand' }));
+  const other = await post(api.token, { _event: 'behind-it' });
+  expect(other.status).toBe(202);
+
+  worker = await startWorkerRuntime(api.config, TEST_REDIS_URL, new ConnectorRegistry([createMemoryConnector() as never]), createLogger('silent'), FAST_WORKER);
+  await waitFor(() => memoryDestination(names.good).events.has(other.body.id), { message: 'the job behind the unreadable tracker’s routed' });
+  expect(await api.runtime.redis.xlen(trackerBacklogKey(api.config.keyspace.shardPrefix(0), tracker.id))).toBe(2);
+  expect(memoryDestination(name).events.size).toBe(0);
+
+  await api.runtime.redis.set(key, stored);
+  await waitFor(() => memoryDestination(name).events.size === 2, { message: 'the backlog moved once mended' });
+  await new Promise((r) => setTimeout(r, 1_100)); // past the edge's tracker cache
+  const third = await post(token, { _event: 'third' });
+  expect(third.status).toBe(202);
+  await waitFor(() => memoryDestination(name).events.has(third.body.id), { message: 'a record after it' });
+  expect([...memoryDestination(name).events.values()].map((e) => e.event)).toEqual(['first', 'second', 'third']);
 });
