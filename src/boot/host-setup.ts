@@ -6,7 +6,7 @@ import type { Logger } from '../core/logger';
 import { loadDeclaredTrackers, mergeDeclaredTracker } from '../operator/config-file';
 import { DestinationService } from '../operator/destination-service';
 import { TrackerService } from '../operator/tracker-service';
-import type { TrackerStore } from '../core/trackers/store';
+import { isUnreadableTracker, type TrackerStore } from '../core/trackers/store';
 import { runAudited, type Actor } from '../core/access/audit-context';
 import type { AuditLog } from '../core/access/audit-log';
 
@@ -38,11 +38,19 @@ async function syncConfigFile(store: TrackerStore, file: string, logger: Logger,
     const declared = await loadDeclaredTrackers(file);
     for (const d of declared) {
       let warnings: string[] = [];
-      const updated = await store.update(d.tracker.id, (stored) => {
-        const merged = mergeDeclaredTracker(stored, d);
-        warnings = merged.warnings;
-        return merged.tracker;
-      });
+      const updated = await store
+        .update(d.tracker.id, (stored) => {
+          const merged = mergeDeclaredTracker(stored, d);
+          warnings = merged.warnings;
+          return merged.tracker;
+        })
+        .catch((err: unknown) => {
+          // What Redis holds cannot be merged with the file: left as it is, and the start goes on
+          // with the other trackers (docs/operating.md, "Trackers that cannot be read").
+          if (!isUnreadableTracker(err)) throw err;
+          logger.error({ trackerId: d.tracker.id, file, reason: err.message }, `${err.message}; the config file's declaration of it was not applied`);
+          return 'unreadable' as const;
+        });
       if (!updated) await store.save(d.tracker);
       for (const warning of warnings) logger.warn({ trackerId: d.tracker.id, file }, warning);
     }

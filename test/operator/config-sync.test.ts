@@ -55,3 +55,24 @@ test('a restart keeps a token revoked with the CLI and the settings the file doe
   // No demo tracker next to declared ones.
   expect(await store.get('demo')).toBeUndefined();
 });
+
+test('a declared tracker whose stored JSON is not a tracker is left as it is, and the others are synced', async () => {
+  const own = uniquePrefix('config-sync-unreadable');
+  const ownStore = new TrackerStore(redis, own);
+  try {
+    const file = path.join(dir, 'two.yaml');
+    await writeFile(file, `trackers:\n  - id: broken\n    name: Broken\n    tokens: [{ token: "${TOKEN.replace(/1$/, '2')}" }]\n  - id: fine\n    name: Fine\n    tokens: [{ token: "${TOKEN.replace(/1$/, '3')}" }]\n`);
+    const hand = JSON.stringify({ id: 'broken', name: 'Broken', tokens: 'edited by hand' });
+    await redis.set(`${own}:tracker:broken`, hand);
+    await redis.sadd(`${own}:trackers`, 'broken');
+    const lines: string[] = [];
+    const logger = createLogger('error', { write: (line: string) => void lines.push(line) });
+    const config = loadConfig({ REDIS_PREFIX: own, TRIBUTARY_CONFIG: file, DATA_DIR: dir, LOG_LEVEL: 'silent' });
+    await prepareTrackers(ownStore, config, createDefaultRegistry(), logger, new AuditLog(redis, own));
+    expect((await ownStore.get('fine'))?.name).toBe('Fine');
+    expect(await redis.get(`${own}:tracker:broken`)).toBe(hand);
+    expect(lines.map((l) => JSON.parse(l).msg)).toEqual([expect.stringMatching(/^tracker broken cannot be read: its stored JSON is not a tracker \(tokens: .+\); the config file's declaration of it was not applied$/)]);
+  } finally {
+    await deletePrefix(own);
+  }
+});
