@@ -106,18 +106,25 @@ export function registerAccessCommands(program: Command): void {
 
   users
     .command('set')
-    .description("change a person's role or tracker grants (grants given replace theirs); a narrowing ends their console sessions")
+    .description("change a person's e-mail, name, role or tracker grants (grants given replace theirs); a narrowing ends their console sessions")
     .argument('<person>', 'e-mail or id')
+    .option('--email <email>', 'their new sign-in e-mail (their sessions and tokens stay)')
+    .option('--name <name>', 'their name')
     .addOption(new Option('--role <role>', 'admin or member').choices(['admin', 'member']))
     .option('--tracker <tracker=role>', 'a role on a tracker, repeatable; replaces all their grants', grant)
     .option('--no-trackers', 'take every tracker grant away')
     .option('--json', 'print JSON')
-    .action(async (who: string, opts: JsonFlag & { role?: string; tracker?: Record<string, TrackerRole>; trackers?: boolean }) =>
+    .action(async (who: string, opts: JsonFlag & { email?: string; name?: string; role?: string; tracker?: Record<string, TrackerRole>; trackers?: boolean }) =>
       withContext(async (ctx) => {
         const access = accessOf(ctx);
         const person = await personFor(access, who);
         const trackers = opts.trackers === false ? {} : opts.tracker;
-        const updated = await access.updatePerson(person.id, { ...(opts.role ? { role: opts.role } : {}), ...(trackers ? { trackers } : {}) });
+        const updated = await access.updatePerson(person.id, {
+          ...(opts.email !== undefined ? { email: opts.email } : {}),
+          ...(opts.name !== undefined ? { name: opts.name } : {}),
+          ...(opts.role ? { role: opts.role } : {}),
+          ...(trackers ? { trackers } : {}),
+        });
         print(opts.json ? json(updated) : renderPeople([updated]));
       }),
     );

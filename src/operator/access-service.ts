@@ -36,6 +36,8 @@ export const AddPersonInput = z.strictObject({
 });
 
 export const UpdatePersonInput = z.strictObject({
+  /** Their sign-in e-mail: sessions and tokens stay (they are the person's, not the address's). */
+  email: EMAIL.optional(),
   name: z.string().max(200).optional(),
   role: z.enum(INSTANCE_ROLES).optional(),
   /** Replaces the grants as a whole. */
@@ -115,8 +117,8 @@ export class AccessService {
       const trackers = role === 'admin' ? {} : (change.trackers ?? p.trackers);
       // Any narrowing ends sessions (a demoted person's open console must not keep its rights).
       const narrowed = (p.role === 'admin' && role !== 'admin') || Object.entries(p.trackers).some(([t, r]) => trackers[t] !== r && !(r === 'viewer' && trackers[t] === 'editor'));
-      return { next: { ...p, role, trackers, name: change.name ?? p.name }, endSessions: narrowed };
-    });
+      return { next: { ...p, role, trackers, name: change.name ?? p.name, email: change.email ?? p.email }, endSessions: narrowed };
+    }, change.email !== undefined ? 'email' : undefined);
     return viewPerson(updated);
   }
 
@@ -212,14 +214,15 @@ export class AccessService {
     return { token, view: shown };
   }
 
-  private async change(id: string, fn: (p: Person) => { next: Person; endSessions: boolean }): Promise<Person> {
+  /** `field`: the input a conflict over an e-mail is about, when the change sets one. */
+  private async change(id: string, fn: (p: Person) => { next: Person; endSessions: boolean }, field?: string): Promise<Person> {
     try {
       const changed = await this.people.update(id, fn);
       if (!changed) throw new AccessServiceError('PERSON_NOT_FOUND', `No person ${id}.`);
       noteChange(`person ${id}`, viewPerson(changed.before), viewPerson(changed.after));
       return changed.after;
     } catch (err) {
-      if (err instanceof PersonConflictError) throw new AccessServiceError('EMAIL_TAKEN', err.message);
+      if (err instanceof PersonConflictError) throw new AccessServiceError('EMAIL_TAKEN', err.message, field);
       throw err;
     }
   }

@@ -189,6 +189,26 @@ describe('tokens', () => {
     expect(await rename(withCookie(session))).toBe(401);
   });
 
+  test('a new e-mail signs in, the old one no longer does, and the person’s session and tokens stay; a taken one is a 409 on email', async () => {
+    const id = await addPerson('old-address@example.com', { name: 'Moving', trackers: { [api.tracker.id]: 'viewer' } });
+    const session = await signIn('old-address@example.com');
+    await addPerson('taken@example.com');
+    const taken = await admin().patch(`/people/${id}`, { email: 'taken@example.com' });
+    expect({ status: taken.status, error: taken.body.error }).toEqual({ status: 409, error: { code: 'ERR_ADMIN_CONFLICT', field: 'email', message: "taken@example.com is already someone's e-mail." } });
+    const invalid = await admin().patch(`/people/${id}`, { email: 'not an address' });
+    expect({ status: invalid.status, field: invalid.body.error.field }).toEqual({ status: 400, field: 'email' });
+
+    const moved = await admin().patch(`/people/${id}`, { email: 'New-Address@example.com', name: 'Moved' }).expect(200);
+    expect(moved.body).toMatchObject({ id, email: 'New-Address@example.com', name: 'Moved', trackers: { [api.tracker.id]: 'viewer' } });
+    expect((await api.http.get(`/admin/api/trackers/${api.tracker.id}`).set(withCookie(session))).status).toBe(200);
+    expect((await api.http.post('/admin/api/session').send({ email: 'old-address@example.com', password: PASSWORD })).status).toBe(401);
+    await signIn('new-address@example.com');
+    // The old address is free again; the audit log keeps the change.
+    await addPerson('old-address@example.com');
+    const entry = (await admin().get('/audit?limit=50').expect(200)).body.entries.find((e: { action: string; outcome: string; target: { person?: string } }) => e.action === 'PATCH /people/:person' && e.target.person === id && e.outcome === 'ok');
+    expect(JSON.stringify(entry.changes)).toContain('New-Address@example.com');
+  });
+
   test('a person removed takes their personal tokens along; a service token stays', async () => {
     const id = await addPerson('leaving@example.com', { trackers: { [api.tracker.id]: 'editor' } });
     const session = await signIn('leaving@example.com');

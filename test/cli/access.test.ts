@@ -51,6 +51,10 @@ describe('tributary users', () => {
     expect(weak.stderr).toMatch(/^tributary: a password has at least 12 characters\n$/);
 
     expect(await cli.fails(['users', 'remove', 'ops@example.com'])).toContain('last admin');
+    await cli.ok(['users', 'set', 'analyst@example.com', '--email', 'analyst.two@example.com', '--name', 'Ana Lyst']);
+    expect(await person('analyst.two@example.com')).toMatchObject({ email: 'analyst.two@example.com', name: 'Ana Lyst', trackers: { shop: 'editor' } });
+    expect(await cli.fails(['users', 'set', 'analyst.two@example.com', '--email', 'ops@example.com'])).toContain("ops@example.com is already someone's e-mail.");
+    await cli.ok(['users', 'set', 'analyst.two@example.com', '--email', 'analyst@example.com']);
     expect(await cli.ok(['users', 'remove', 'analyst@example.com'])).toBe('Removed analyst@example.com.\n');
     expect(await cli.fails(['users', 'set', 'analyst@example.com', '--role', 'admin'])).toContain('no person analyst@example.com');
   }, 60_000);

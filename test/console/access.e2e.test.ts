@@ -212,11 +212,19 @@ browserSuite('access e2e')('people, roles and tokens in the console', () => {
     await person.getByTestId('password-state').getByText('password set').waitFor({ timeout: 15_000 });
 
     // A change of grants, then a refusal shown where it happened: the last admin cannot go.
-    await person.getByRole('button', { name: `Change the role of ${INVITED.email}` }).click();
+    await person.getByRole('button', { name: `Edit ${INVITED.email}` }).click();
     await person.getByLabel('Role on Alpha').selectOption('editor');
+    await person.getByLabel('Name (optional)').fill('Nora Nguyen');
     await person.getByRole('button', { name: 'Save' }).click();
     await person.getByRole('status').filter({ hasText: `${INVITED.email} saved.` }).waitFor();
     await person.getByText('alpha: editor').waitFor();
+    await person.getByRole('heading', { level: 3 }).getByText('Nora Nguyen').waitFor();
+    // An e-mail that is someone else's is refused where it was typed, and nothing changes.
+    await person.getByRole('button', { name: `Edit ${INVITED.email}` }).click();
+    await person.getByLabel('E-mail').fill(ADMIN.email);
+    await person.getByRole('button', { name: 'Save' }).click();
+    await person.getByRole('alert').getByText(`${ADMIN.email} is already someone's e-mail.`).waitFor();
+    await person.getByRole('button', { name: 'Cancel' }).click();
 
     const me = page.getByTestId(`person-${ADMIN.email}`);
     await me.getByRole('button', { name: `Remove ${ADMIN.email}` }).click();

@@ -20,9 +20,11 @@ export function InvitationNotice({ invitation, email }: { invitation: Invitation
 }
 
 
-/** One person: role, grants and password state; change role and grants, reset the password, remove. */
+/** One person: role, grants and password state; change e-mail, name, role and grants, reset the password, remove. */
 export function PersonItem({ person, trackers, isMe, onChanged }: { person: Person; trackers: Tracker[]; isMe: boolean; onChanged: () => Promise<void> }) {
   const [editing, setEditing] = useState(false);
+  const [email, setEmail] = useState(person.email);
+  const [name, setName] = useState(person.name);
   const [role, setRole] = useState<InstanceRole>(person.role);
   const [grants, setGrants] = useState<Grants>(person.trackers);
   const [invitation, setInvitation] = useState<Invitation | null>(null);
@@ -30,13 +32,16 @@ export function PersonItem({ person, trackers, isMe, onChanged }: { person: Pers
   const headingId = `person-${person.id}`;
 
   const startEditing = () => {
+    setEmail(person.email);
+    setName(person.name);
     setRole(person.role);
     setGrants(person.trackers);
     setEditing(true);
   };
   const save = async (e: Event) => {
     e.preventDefault();
-    if (await run(() => accessApi.people.update(person.id, { role, trackers: role === 'admin' ? {} : grants }), `${person.email} saved.`)) {
+    const renamed = email.trim() !== person.email ? { email: email.trim() } : {};
+    if (await run(() => accessApi.people.update(person.id, { ...renamed, name: name.trim(), role, trackers: role === 'admin' ? {} : grants }), `${email.trim()} saved.`)) {
       setEditing(false);
       await onChanged();
     }
@@ -62,7 +67,11 @@ export function PersonItem({ person, trackers, isMe, onChanged }: { person: Pers
       <Status message={status} />
       <Alert message={error} />
       {editing ? (
-        <form onSubmit={save} noValidate aria-label={`Role and trackers of ${person.email}`}>
+        <form onSubmit={save} noValidate aria-label={`Edit ${person.email}`}>
+          <Field label="E-mail" required hint="What they sign in with; their sessions and tokens stay.">
+            {(p) => <input {...p} type="email" autoComplete="off" spellcheck={false} autoCapitalize="off" value={email} onInput={(e) => setEmail(e.currentTarget.value)} />}
+          </Field>
+          <Field label="Name (optional)">{(p) => <input {...p} type="text" autoComplete="off" value={name} onInput={(e) => setName(e.currentTarget.value)} />}</Field>
           <RoleField value={role} onChange={setRole} />
           {role === 'member' && <GrantsPicker trackers={trackers} value={grants} onChange={setGrants} />}
           <div class="actions">
@@ -76,8 +85,8 @@ export function PersonItem({ person, trackers, isMe, onChanged }: { person: Pers
         </form>
       ) : (
         <div class="actions">
-          <button type="button" class="button small" aria-label={`Change the role of ${person.email}`} onClick={startEditing}>
-            Change role
+          <button type="button" class="button small" aria-label={`Edit ${person.email}`} onClick={startEditing}>
+            Edit
           </button>
           <ConfirmButton label="Reset password" ariaLabel={`Reset the password of ${person.email}`} confirmLabel={`Clear the password of ${person.email}`} disabled={busy} onConfirm={reset} />
           <ConfirmButton label="Remove" ariaLabel={`Remove ${person.email}`} confirmLabel={`Remove ${person.email} for good`} disabled={busy} onConfirm={remove} />

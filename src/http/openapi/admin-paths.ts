@@ -95,7 +95,7 @@ export const ADMIN_PATHS: Record<string, PathItem> = {
     post: op('addPerson', { summary: 'Add a person; answers an invitation link to set a password, unless one was given.', body: ref('schemas/PersonInput'), ok: ['201', 'Added.', object({ person: ref('schemas/Person'), invitation: ref('schemas/Invitation') })], errors: ['AdminConflict'] }),
   },
   '/admin/api/people/{person}': withPath([{ $ref: '#/components/parameters/personId' }], {
-    patch: op('updatePerson', { summary: 'Change a person’s name, role or tracker grants (grants replaced whole); a narrowing ends their sessions.', body: ref('schemas/PersonInput'), ok: ['200', 'The person.', ref('schemas/Person')], errors: ['AdminNotFound', 'AdminConflict'] }),
+    patch: op('updatePerson', { summary: 'Change a person’s e-mail, name, role or tracker grants (grants replaced whole); a narrowing ends their sessions, a new e-mail does not.', body: ref('schemas/PersonInput'), ok: ['200', 'The person.', ref('schemas/Person')], errors: ['AdminNotFound', 'AdminConflict'] }),
     delete: op('removePerson', { summary: 'Remove a person: sessions end, personal tokens go.', ok: ['200', 'Removed.', object({ removed: ref('schemas/Person') })], errors: ['AdminNotFound', 'AdminConflict'] }),
   }),
   '/admin/api/people/{person}/reset-password': withPath([{ $ref: '#/components/parameters/personId' }], {

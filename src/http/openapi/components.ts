@@ -207,7 +207,7 @@ export const COMPONENTS: OpenApiDocument['components'] = {
     },
     Caller: { ...open, description: 'via (session, token, break-glass), actor {kind, id, label}, person?, rights {admin, trackers: {id: viewer|editor}, scopes?}, firstAdminNeeded? (break-glass only).' },
     Person: { ...open, description: 'id, email, name, role (admin|member), trackers {id: viewer|editor}, hasPassword, epoch, createdAt, updatedAt, createdBy. Never the password hash.' },
-    PersonInput: { ...open, description: 'email, name?, role? (admin|member), trackers? ({id: viewer|editor}), password? (else an invitation is answered). PATCH: name?, role?, trackers?.' },
+    PersonInput: { ...open, description: 'email, name?, role? (admin|member), trackers? ({id: viewer|editor}), password? (else an invitation is answered). PATCH: email?, name?, role?, trackers?.' },
     Invitation: { ...open, description: 'url (give it to the person), code, expiresAt (72 hours).' },
     ApiToken: { ...open, description: 'id, prefix (tbp_…/tbs_…), kind, name, scopes, trackers?, ownerId? (personal), grants? (service), createdAt, createdBy, expiresAt, revokedAt?, lastUsedAt, state (active|expired|revoked). Never the token.' },
     TokenInput: { ...open, description: 'name, scopes (read|write|payloads|admin), trackers?, expiresInDays? (1-366, default 90); service tokens also role? and grants?.' },
