@@ -1,4 +1,5 @@
 import { ServiceAccounts } from '../service-accounts';
+import { keepIdleConnectionsAsGoogle } from '../keep-alive';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApi, type ApiStats, type Call } from './api';
@@ -170,6 +171,7 @@ export async function startBigQueryFake(options: BigQueryFakeOptions = {}): Prom
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => send(res, 500, errorBody(new FakeApiError(500, 'internalError', String(err)))));
   });
+  keepIdleConnectionsAsGoogle(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
 

@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { keepIdleConnectionsAsGoogle } from '../keep-alive';
 import type { AddressInfo } from 'node:net';
 import type { RenderedValue, ValueRenderOption } from './cells';
 import { ServiceAccounts } from '../service-accounts';
@@ -78,6 +79,7 @@ export class SheetsFake {
     let fake!: SheetsFake;
     const server = createServer((req, res) => void fake.serve(req, res));
     fake = new SheetsFake(server, opts);
+    keepIdleConnectionsAsGoogle(server);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     return fake;
   }
