@@ -122,7 +122,7 @@ async function main(): Promise<void> {
     }
     const until = new Date();
     const destinations = new DestinationService(api.store, registry, dataDir, createLogger('warn'));
-    const admin = new DeliveryAdmin({ destinations, redis: api.redis, keyspace: config.keyspace, dataDir });
+    const admin = new DeliveryAdmin({ destinations, trackers: api.store, redis: api.redis, keyspace: config.keyspace, dataDir });
 
     const runs: Array<{ label: string; rate: number; per100k: number }> = [];
     for (const [label, type] of [

@@ -74,6 +74,22 @@ redis.call('DEL', KEYS[5])
 redis.call('SET', KEYS[1], ARGV[1])
 return 1`);
 
+/**
+ * Discards a job of a removed tracker: its records key deleted and the cursor moved past it, so
+ * that it counts as routed. KEYS: cursor, the job's records key. ARGV: job id. 0: routed already.
+ */
+const DISCARD = new LuaScript(`
+local last = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tonumber(ARGV[1]) <= last then return 0 end
+redis.call('DEL', KEYS[2])
+redis.call('SET', KEYS[1], ARGV[1])
+return 1`);
+
+/** Discards the records of a job whose tracker was removed; whether this call did (false: routed before). */
+export async function discardJob(opts: Pick<AloneOptions, 'commands' | 'cursorKey'>, job: Pick<AloneJob, 'id' | 'recordsKey'>): Promise<boolean> {
+  return (await DISCARD.run(opts.commands, 2, opts.cursorKey, job.recordsKey, job.id)) === 1;
+}
+
 export interface AloneJob {
   id: string;
   trackerId: string;

@@ -40,6 +40,8 @@ export interface RunJob {
   archive: boolean;
   /** See Routing. */
   unreadable?: boolean;
+  /** See Routing. */
+  removed?: boolean;
   /** Its records as a stream block holds them, the duplicates left out (jobs/routing/ingest-job.ts `queuedLines`). */
   lines: LineBlock;
   /** Its texts may hold integers beyond 2^53 (jobs/routing/ingest-job.ts `queuedExact`). */
@@ -144,6 +146,8 @@ export interface Routing {
   archive: boolean;
   /** The tracker cannot be read (and never was by this process): no destinations, its records to its backlog. */
   unreadable?: boolean;
+  /** The tracker was removed (TrackerStore.remove): its records are discarded. */
+  removed?: boolean;
 }
 
 /** What planning a run needs of the router's shard. */

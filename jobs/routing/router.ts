@@ -2,7 +2,7 @@ import { Queue, WaitingError, Worker, type Job } from 'bullmq';
 import type { RedisClient } from '../../src/core/redis/cluster';
 import { throttledErrorLog, type Logger } from '../../src/core/logger';
 import { duplicatesKey, newIngestJob, INGEST_QUEUE, queuedExact, queuedLines, queuedRecordCount, queuedRecordsKey, type QueuedJobData } from './ingest-job';
-import { routeAlone } from './route-alone';
+import { discardJob, routeAlone } from './route-alone';
 import { RulesCache } from '../../src/core/rules/compile';
 import { MAX_RUN_BYTES, MAX_RUN_JOBS, MAX_RUN_RECORDS, planRun, readRun, routeRun, stepRecords, type Routing, type RunJob, type RunSource } from './route-run';
 import { isUnreadableTracker, type TrackerStore } from '../../src/core/trackers/store';
@@ -101,6 +101,7 @@ export async function startRouter(connection: RedisClient, commands: RedisClient
   const routingOf = async (id: string): Promise<Routing> => {
     try {
       const tracker = await trackerFor(id);
+      if (!tracker && (await store.removedAt(id)) !== undefined) return { destinations: [], archive: false, removed: true };
       return { destinations: tracker?.destinations ?? [], archive: (tracker?.archiveDays ?? 0) > 0 };
     } catch (err) {
       if (!isUnreadableTracker(err)) throw err;
@@ -177,6 +178,11 @@ async function startShardRouter(connection: RedisClient, commands: RedisClient, 
   const routeJobAlone = async (job: Job<QueuedJobData>, first: RunJob): Promise<void> => {
     const { trackerId } = job.data;
     const { destinations, archive, lines } = first;
+    if (first.removed) {
+      if (await discardJob({ commands, cursorKey }, { id: job.id!, recordsKey: queuedRecordsKey(source.jobPrefix + job.id!) })) logger.info({ trackerId, records: lines.count }, 'tracker removed: its queued records were discarded');
+      if (job.data.dedup) await commands.del(duplicatesKey(prefix, job.data.dedup)).catch(() => undefined);
+      return;
+    }
     if (destinations.length === 0 && !first.unreadable) logger.warn({ trackerId, records: lines.count }, 'no destination: records kept in the tracker backlog until one is added');
     const routed = await routeAlone(
       { commands, prefix, cursorKey, rules, backlogChunk: opts.backlogChunk ?? BACKLOG_MOVE_CHUNK },

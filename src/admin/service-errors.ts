@@ -36,6 +36,7 @@ const SOURCE: Readonly<Record<SourceServiceErrorCode, ErrorCode>> = {
 };
 
 const DELIVERY: Readonly<Record<DeliveryAdminErrorCode, ErrorCode>> = {
+  TRACKER_NOT_FOUND: 'ERR_ADMIN_NOT_FOUND',
   BACKFILL_REFUSED: 'ERR_ADMIN_CONFLICT',
   NO_LOCAL_DESTINATION: 'ERR_ADMIN_NOT_FOUND',
   SEVERAL_LOCAL_DESTINATIONS: 'ERR_ADMIN_CONFLICT',

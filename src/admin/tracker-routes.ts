@@ -34,6 +34,11 @@ export function registerTrackerRoutes(routes: GuardedRoutes, deps: AdminDeps): v
     ctx.body = await trackers.getTracker(ctx.params.id!);
   });
 
+  // An admin's: it discards what Redis still holds for the tracker (docs/admin-api.md).
+  routes.delete('/trackers/:id', 'relay:admin', async (ctx) => {
+    ctx.body = await deps.delivery.removeTracker(ctx.params.id!);
+  });
+
   routes.patch('/trackers/:id', 'tracker:edit', async (ctx) => {
     ctx.body = await trackers.updateTracker(ctx.params.id!, (await readJsonObject(ctx)) as UpdateTrackerInput);
   });

@@ -191,7 +191,7 @@ function createAdminDeps(config: Readonly<Config>, redis: RedisClient, store: Tr
     publicUrl: config.publicUrl,
     trackers: new TrackerService(store),
     destinations,
-    delivery: new DeliveryAdmin({ destinations, redis, keyspace: config.keyspace, dataDir: config.dataDir, warehouse: config.warehouse }),
+    delivery: new DeliveryAdmin({ destinations, trackers: store, redis, keyspace: config.keyspace, dataDir: config.dataDir, warehouse: config.warehouse }),
     preview: new RulesPreviewer({ destinations, redis, keyspace: config.keyspace }),
     sources: new SourceService(store, undefined, deliveryLog),
     connectors: options.registry,

@@ -167,7 +167,7 @@ export async function withContext<T>(fn: (ctx: CliContext) => Promise<T>): Promi
   const keys = keyFileOf(config);
   const store = new TrackerStore(redis, config.redisPrefix, keys);
   const destinations = new DestinationService(store, createDefaultRegistry(), config.dataDir, connectorLogger);
-  const admin = new DeliveryAdmin({ destinations, redis, keyspace: config.keyspace, dataDir: config.dataDir, warehouse: config.warehouse });
+  const admin = new DeliveryAdmin({ destinations, trackers: store, redis, keyspace: config.keyspace, dataDir: config.dataDir, warehouse: config.warehouse });
   try {
     await checkKeyspaceLayout(redis, config.keyspace).catch((err: unknown) => {
       throw err instanceof KeyspaceLayoutError ? new CliError(err.message) : err;

@@ -140,6 +140,22 @@ export function registerTrackersCommands(program: Command): void {
     );
 
   trackers
+    .command('remove')
+    .description('remove a tracker: its tokens stop at once, and its destinations with what was queued for them, its dead letters and its records not yet routed are discarded (archive files and a local warehouse file stay)')
+    .argument('<id>', 'tracker id')
+    .requiredOption('--yes', 'confirm: this cannot be undone')
+    .option('--json', 'print JSON')
+    .action((id: string, opts: JsonFlag) =>
+      withContext(async ({ admin }) => {
+        const removed = await admin.removeTracker(id);
+        if (opts.json) return print(json(removed));
+        const { queued, deadLetters, backlog } = removed.discarded;
+        const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+        print(`Removed tracker ${id}${removed.destinations.length > 0 ? ` and its destinations ${removed.destinations.join(', ')}` : ''}. Discarded ${plural(queued, 'queued record')}, ${plural(deadLetters, 'dead letter')} and ${plural(backlog, 'record')} waiting for a destination.`);
+      }),
+    );
+
+  trackers
     .command('show')
     .description("print a tracker, its tokens, and the integration view of its first active token")
     .argument('<id>', 'tracker id')

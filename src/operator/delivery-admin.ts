@@ -7,7 +7,7 @@ import type { EngineLimits } from '../../connectors/types';
 import { DeadLetterStore, PartitionedDeadLetters, type DeadLetters } from '../../jobs/delivery/dead-letters';
 import { combineStatuses, DestinationStatusStore, type DestinationStatus } from '../../jobs/delivery/destination-status';
 import { combinePictures, DestinationSeries, type DestinationPicture } from '../../jobs/delivery/destination-series';
-import { partitionDeliveryKeys, trackerBacklogKey, type DeliveryKeys } from '../../jobs/delivery/keys';
+import { archiveKeys, backlogIndexKey, backlogMember, partitionDeliveryKeys, recentRecordsKey, trackerBacklogKey, type DeliveryKeys } from '../../jobs/delivery/keys';
 import { readArchiveStatus, type ArchiveStatus } from '../../jobs/history/archive-status';
 import { BackfillError, backfillProgress, cancelBackfill, DEFAULT_BACKFILL_RESOURCES, startBackfill, type BackfillProgress, type BackfillResource } from '../../jobs/history/backfill';
 
@@ -15,7 +15,11 @@ import { BackfillError, backfillProgress, cancelBackfill, DEFAULT_BACKFILL_RESOU
 export type BackfillView = BackfillProgress & { waiting: number };
 import type { Keyspace, PartitionRef } from '../core/redis/keyspace';
 import type { DestinationService } from './destination-service';
-import { describeIssues, type Destination } from '../core/trackers/types';
+import type { TrackerStore } from '../core/trackers/store';
+import { forgetKeyFile } from './key-files';
+import { sleep } from '../core/sleep';
+import { requestHistoryKey } from '../core/requests/request-history';
+import { describeIssues, TrackerSchema, type Destination } from '../core/trackers/types';
 
 type WarehouseReads = typeof import('../../connectors/local/query');
 
@@ -24,7 +28,7 @@ function warehouseReads(): WarehouseReads {
   return require('../../connectors/local/query') as WarehouseReads;
 }
 
-export type DeliveryAdminErrorCode = 'BACKFILL_REFUSED' | 'NO_LOCAL_DESTINATION' | 'SEVERAL_LOCAL_DESTINATIONS' | 'NOT_LOCAL' | 'INVALID_SETTINGS' | 'NO_WAREHOUSE_YET' | 'WAREHOUSE_BUSY' | 'WAREHOUSE_FAILED';
+export type DeliveryAdminErrorCode = 'TRACKER_NOT_FOUND' | 'BACKFILL_REFUSED' | 'NO_LOCAL_DESTINATION' | 'SEVERAL_LOCAL_DESTINATIONS' | 'NOT_LOCAL' | 'INVALID_SETTINGS' | 'NO_WAREHOUSE_YET' | 'WAREHOUSE_BUSY' | 'WAREHOUSE_FAILED';
 
 /** A refusal the caller can show as-is (DuckDB's SQL errors keep their `LINE 1: …` pointer lines). */
 export class DeliveryAdminError extends Error {
@@ -43,8 +47,16 @@ export interface DestinationView extends Destination {
   backfill?: BackfillView;
 }
 
+/** What removing a tracker discarded, for the operator to see. */
+export interface RemovedTracker {
+  removed: string;
+  destinations: string[];
+  discarded: { queued: number; deadLetters: number; backlog: number };
+}
+
 export interface DeliveryAdminDeps {
   destinations: DestinationService;
+  trackers: TrackerStore;
   redis: RedisClient;
   keyspace: Keyspace;
   dataDir: string;
@@ -96,12 +108,55 @@ export class DeliveryAdmin {
     const refs = await this.partitionRefs(trackerId);
     const status = await this.status(refs, destinationId);
     await this.deps.destinations.remove(trackerId, destinationId);
+    await this.deleteDestinationKeys(refs, destinationId);
+    return { queued: status.queued, deadLetters: status.deadLettered };
+  }
+
+  private async deleteDestinationKeys(refs: PartitionRef[], destinationId: string): Promise<void> {
     // One DEL per partition: a partition's keys share a slot, different partitions' may not.
     for (const ref of refs) {
       const keys = this.keys(ref, destinationId);
       await this.deps.redis.del(keys.stream, keys.cursor, keys.deadLetters, keys.status, keys.lock, keys.spilled, keys.queued, keys.history, keys.historyCursor, keys.historyQueued, keys.backfill, ...new DestinationSeries(this.deps.redis, keys).keysAt());
     }
-    return { queued: status.queued, deadLetters: status.deadLettered };
+  }
+
+  /**
+   * Removes a tracker (one that cannot be read too) with what Redis keeps for it: its tokens stop
+   * at once (401), each destination goes as removeDestination does, its backlog, recent records,
+   * request history and the archive stream not yet on disk are deleted, and its records still waiting to be routed are
+   * discarded by the router (TrackerStore.remove's mark). Files stay: the archive's files under
+   * ARCHIVE_DIR and a local warehouse's DuckDB file are the owner's data. A routing step under way
+   * at that moment may write once more into a destination's stream: those keys are deleted again
+   * after `sweepAfterMs`.
+   */
+  async removeTracker(trackerId: string, sweepAfterMs = 1_500): Promise<RemovedTracker> {
+    // An id that could never have been created is not worth a Redis key built from it.
+    const outline = TrackerSchema.shape.id.safeParse(trackerId).success ? await this.deps.trackers.outline(trackerId) : undefined;
+    if (!outline) throw new DeliveryAdminError('TRACKER_NOT_FOUND', `No tracker with id "${trackerId}".`);
+    const refs = Array.from({ length: outline.partitions }, (_, partition) => ({ trackerId, partition }));
+    const statuses = await Promise.all(outline.destinationIds.map((id) => this.status(refs, id)));
+    const backlog = await this.backlogOf(refs);
+    await this.deps.trackers.remove(trackerId);
+    const sweep = async () => {
+      for (const id of outline.destinationIds) await this.deleteDestinationKeys(refs, id);
+      // Its request history goes too; its traffic counts expire on their own.
+      await this.deps.redis.del(requestHistoryKey(this.deps.keyspace.basePrefix, trackerId));
+      for (const ref of refs) {
+        const prefix = this.deps.keyspace.prefixOf(ref);
+        const archive = archiveKeys(prefix, trackerId, ref.partition);
+        await this.deps.redis.del(trackerBacklogKey(prefix, trackerId, ref.partition), recentRecordsKey(prefix, trackerId, ref.partition), archive.stream, archive.archived, archive.status);
+        await this.deps.redis.srem(backlogIndexKey(prefix), backlogMember(ref));
+      }
+    };
+    await sweep();
+    await sleep(sweepAfterMs);
+    await sweep();
+    for (const id of outline.destinationIds) forgetKeyFile(this.deps.dataDir, trackerId, id);
+    return {
+      removed: trackerId,
+      destinations: outline.destinationIds,
+      discarded: { queued: statuses.reduce((n, s) => n + s.queued, 0), deadLetters: statuses.reduce((n, s) => n + s.deadLettered, 0), backlog },
+    };
   }
 
   /**
@@ -116,7 +171,11 @@ export class DeliveryAdmin {
 
   /** Records that arrived while the tracker had no destination; the next destination added gets them. */
   async backlog(trackerId: string): Promise<number> {
-    const lengths = await Promise.all((await this.partitionRefs(trackerId)).map((ref) => this.deps.redis.xlen(trackerBacklogKey(this.deps.keyspace.prefixOf(ref), trackerId, ref.partition))));
+    return this.backlogOf(await this.partitionRefs(trackerId));
+  }
+
+  private async backlogOf(refs: PartitionRef[]): Promise<number> {
+    const lengths = await Promise.all(refs.map((ref) => this.deps.redis.xlen(trackerBacklogKey(this.deps.keyspace.prefixOf(ref), ref.trackerId, ref.partition))));
     return lengths.reduce((a, b) => a + b, 0);
   }
 

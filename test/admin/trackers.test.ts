@@ -51,6 +51,29 @@ describe('POST /trackers', () => {
   });
 });
 
+describe('DELETE /trackers/:id', () => {
+  test('removes a tracker and says what was discarded; then it is a 404, and its token a 401', async () => {
+    const made = await post('/trackers', { name: 'Short lived', id: 'short-lived' });
+    expect(made.status).toBe(201);
+    await post('/trackers/short-lived/destinations', { type: 'local', id: 'wh' }).expect(201);
+    const removed = await del('/trackers/short-lived');
+    expect({ status: removed.status, body: removed.body }).toEqual({ status: 200, body: { removed: 'short-lived', destinations: ['wh'], discarded: { queued: 0, deadLetters: 0, backlog: 0 } } });
+    expect((await get('/trackers/short-lived')).status).toBe(404);
+    expect((await get('/trackers')).body.trackers.map((t: { id: string }) => t.id)).not.toContain('short-lived');
+    expect((await admin.api.http.post('/v3/event').set('Authorization', `Tracker ${made.body.token}`).send({ _event: 'x' })).status).toBe(401);
+    const again = await del('/trackers/short-lived');
+    expect({ status: again.status, code: again.body.error.code, message: again.body.error.message }).toEqual({ status: 404, code: 'ERR_ADMIN_NOT_FOUND', message: 'No tracker with id "short-lived".' });
+  });
+
+  test('a tracker the relay cannot read can be removed', async () => {
+    const { redis } = admin.api.runtime;
+    await redis.set(`${admin.api.prefix}:tracker:unreadable-gone`, '{"id":"unreadable-gone","tokens":');
+    await redis.sadd(`${admin.api.prefix}:trackers`, 'unreadable-gone');
+    expect((await del('/trackers/unreadable-gone')).body).toEqual({ removed: 'unreadable-gone', destinations: [], discarded: { queued: 0, deadLetters: 0, backlog: 0 } });
+    expect((await get('/trackers')).body.unreadable).toEqual([]);
+  });
+});
+
 describe('request bodies', () => {
   test('must be JSON objects of at most 64 KiB', async () => {
     const text = await admin.api.http.post('/admin/api/trackers').set('Authorization', admin.api.bearer).set('Content-Type', 'text/plain').send('{"name":"x"}');

@@ -92,6 +92,14 @@ test('list prints a table, and JSON with --json', async () => {
   expect(all.map((t) => t.id)).toEqual(['shop', 'web-shop']);
 });
 
+test('remove asks for --yes, removes the tracker and says what it discarded', async () => {
+  const { token } = JSON.parse(await ok(['trackers', 'create', '--name', 'Brief', '--json'])) as { token: string };
+  expect(await fails(['trackers', 'remove', 'brief'])).toBe("tributary: required option '--yes' not specified\n");
+  expect(await ok(['trackers', 'remove', 'brief', '--yes'])).toBe('Removed tracker brief. Discarded 0 queued records, 0 dead letters and 0 records waiting for a destination.\n');
+  expect(await new TrackerResolver(store, 0).resolve(token)).toBeUndefined();
+  expect(await fails(['trackers', 'remove', 'brief', '--yes'])).toBe('tributary: No tracker with id "brief".\n');
+});
+
 test('list names a tracker it cannot read on stderr, after the others', async () => {
   await redis.set(`${prefix}:tracker:hand-edited`, '{"id":"hand-edited","name":');
   await redis.sadd(`${prefix}:trackers`, 'hand-edited');

@@ -383,4 +383,26 @@ browserSuite('console e2e')('console in a browser', () => {
     const after = await page.evaluate(() => fetch('/admin/api/trackers').then((r) => r.status));
     expect(after).toBe(401);
   });
+
+  test('an admin removes the tracker from its Settings, after confirming, and its token stops', async () => {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto(`${base}/admin/#/trackers/${TRACKER_ID}/settings`);
+    const signIn = page.getByLabel('Admin token');
+    const heading = page.getByRole('heading', { level: 2, name: 'Remove this tracker' });
+    // Signed out by the step before (when it ran).
+    await signIn.or(heading).first().waitFor();
+    if (await signIn.isVisible()) {
+      await signIn.fill(ADMIN_TOKEN);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+    }
+    await heading.waitFor();
+    await shot('12-remove-tracker');
+    await page.getByRole('button', { name: `Remove tracker ${TRACKER_ID}` }).click();
+    await page.getByRole('button', { name: `Remove ${TRACKER_ID} for good` }).click();
+    await page.getByRole('heading', { level: 1, name: 'Trackers' }).waitFor();
+    await page.getByRole('heading', { level: 2, name: 'Your trackers' }).waitFor();
+    await expect(page.getByRole('row').filter({ hasText: TRACKER_ID }).count()).resolves.toBe(0);
+    const sent = await fetch(`${base}/v3/event`, { method: 'POST', headers: { Authorization: `Tracker ${token}`, 'Content-Type': 'application/json' }, body: '{"_event":"gone"}' });
+    expect(sent.status).toBe(401);
+  });
 });

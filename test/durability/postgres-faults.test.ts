@@ -65,7 +65,7 @@ const destination = (db: TestDatabase, settings: Record<string, unknown> = {}) =
 /** The destination's status as an operator sees it (`destinations status`, the console). */
 async function statusOf(relay: TestApi, trackerId: string): Promise<DestinationStatus> {
   const destinations = new DestinationService(relay.runtime.store, createDefaultRegistry(), relay.config.dataDir, createLogger('silent'));
-  const admin = new DeliveryAdmin({ destinations, redis: relay.runtime.redis, keyspace: relay.config.keyspace, dataDir: relay.config.dataDir });
+  const admin = new DeliveryAdmin({ destinations, trackers: relay.runtime.store, redis: relay.runtime.redis, keyspace: relay.config.keyspace, dataDir: relay.config.dataDir });
   const views = await admin.listWithStatus(trackerId);
   return views.find((v) => v.id === 'pg')!.status;
 }

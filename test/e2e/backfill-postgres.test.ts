@@ -40,7 +40,7 @@ beforeAll(async () => {
     archive: { backfillEndMarginMs: 1000 },
   });
   destinations = new DestinationService(api.runtime.store, createDefaultRegistry(), dataDir, createLogger('silent'));
-  admin = new DeliveryAdmin({ destinations, redis: api.runtime.redis, keyspace: api.config.keyspace, dataDir });
+  admin = new DeliveryAdmin({ destinations, trackers: api.runtime.store, redis: api.runtime.redis, keyspace: api.config.keyspace, dataDir });
 });
 afterAll(async () => {
   await worker.close();

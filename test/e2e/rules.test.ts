@@ -66,7 +66,7 @@ beforeAll(async () => {
   const connectors = new ConnectorRegistry([localConnector, bigqueryConnector, googleSheetsConnector] as Connector[]);
   worker = await startWorkerRuntime(api.config, TEST_REDIS_URL, connectors, createLogger('silent'), FAST);
   destinations = new DestinationService(api.runtime.store, createDefaultRegistry(), dataDir, createLogger('silent'));
-  admin = new DeliveryAdmin({ destinations, redis: api.runtime.redis, keyspace: api.config.keyspace, dataDir });
+  admin = new DeliveryAdmin({ destinations, trackers: api.runtime.store, redis: api.runtime.redis, keyspace: api.config.keyspace, dataDir });
 });
 afterAll(async () => {
   await worker.close();

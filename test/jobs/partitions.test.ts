@@ -32,7 +32,7 @@ beforeAll(async () => {
   });
   worker = await startWorkerRuntime(api.config, TEST_REDIS_URL, registry, createLogger('silent'), FAST_WORKER);
   destinations = new DestinationService(api.runtime.store, registry, '/nonexistent', createLogger('silent'));
-  admin = new DeliveryAdmin({ destinations, redis: api.runtime.redis, keyspace: api.config.keyspace, dataDir: '/nonexistent' });
+  admin = new DeliveryAdmin({ destinations, trackers: api.runtime.store, redis: api.runtime.redis, keyspace: api.config.keyspace, dataDir: '/nonexistent' });
 });
 afterAll(async () => {
   await worker.close();

@@ -1,5 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { useCanEdit } from './access.js';
+import { useCanEdit, useIsAdmin } from './access.js';
+import { useAction } from './hooks.js';
+import { navigate } from './router.js';
 import { api, messageOf } from './api.js';
 import { Alert, ConfirmButton, CopyButton, CopyField, Status } from './components.js';
 import { useFormErrors } from './form-errors.js';
@@ -10,12 +12,32 @@ import type { Tracker } from './types.js';
 
 export function SettingsTab({ tracker, onChange }: { tracker: Tracker; onChange: (t: Tracker) => void }) {
   const editor = useCanEdit(tracker.id);
+  const admin = useIsAdmin();
   return (
     <>
       {editor ? <TrackerSettings tracker={tracker} onChange={onChange} /> : <SettingsSummary tracker={tracker} />}
       <PrivacyRules tracker={tracker} onChange={onChange} editor={editor} />
       <Tokens tracker={tracker} onChange={onChange} editor={editor} />
+      {admin && <RemoveTracker tracker={tracker} />}
     </>
+  );
+}
+
+/** An admin's: the tracker goes with what Redis holds for it; its files stay. */
+function RemoveTracker({ tracker }: { tracker: Tracker }) {
+  const { busy, error, run } = useAction();
+  const remove = async () => {
+    if (await run(() => api.trackers.remove(tracker.id), '')) navigate({ page: 'trackers' });
+  };
+  return (
+    <section class="card" aria-labelledby="remove-tracker-heading">
+      <h2 id="remove-tracker-heading">Remove this tracker</h2>
+      <p class="hint">
+        Its tokens stop working at once. Its destinations go, with the records still queued for them, their dead letters and the records not yet routed. The archive's files and a local warehouse file stay on disk.
+      </p>
+      <Alert message={error} />
+      <ConfirmButton label="Remove tracker" ariaLabel={`Remove tracker ${tracker.id}`} confirmLabel={`Remove ${tracker.id} for good`} disabled={busy} onConfirm={remove} />
+    </section>
   );
 }
 

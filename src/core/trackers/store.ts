@@ -31,6 +31,13 @@ for i = 3, #KEYS do
 end
 return 1`);
 
+/**
+ * How long a removed tracker's mark stays: its records still queued are discarded when they are
+ * routed within it (a week covers workers stopped for a long while); later, with no tracker of that
+ * id, they would wait in its backlog as any unknown tracker's do.
+ */
+export const REMOVED_MARK_SECONDS = 7 * 86_400;
+
 export class TrackerConflictError extends Error {
   override name = 'TrackerConflictError';
 }
@@ -112,6 +119,9 @@ export class TrackerStore {
   }
   private get indexKey(): string {
     return `${this.prefix}:trackers`;
+  }
+  private removedKey(id: string): string {
+    return `${this.prefix}:tracker-removed:${id}`;
   }
 
   /**
@@ -288,15 +298,50 @@ export class TrackerStore {
     throw new TrackerConflictError(`Tracker ${id} is being changed by someone else; try again.`);
   }
 
-  /** Removes a tracker, even one whose secrets this process cannot open: only its tokens are read. */
+  /**
+   * Removes a tracker, even one whose secrets this process cannot open: only its tokens are read.
+   * It leaves a mark for REMOVED_MARK_SECONDS, by which the router knows that the records of this
+   * tracker still queued are to be discarded rather than kept for a tracker of that id to come.
+   */
   async remove(id: string): Promise<boolean> {
     const json = await this.redis.get(this.trackerKey(id));
     if (json === null) return false;
-    const tokens = TrackerSchema.shape.tokens.safeParse((JSON.parse(json) as { tokens?: unknown }).tokens);
-    const tx = this.redis.multi().del(this.trackerKey(id)).srem(this.indexKey, id);
-    for (const t of tokens.success ? tokens.data : []) tx.del(this.tokenKey(tokenDigest(t.token)));
+    let tokens: unknown;
+    try {
+      tokens = (JSON.parse(json) as { tokens?: unknown }).tokens;
+    } catch {
+      tokens = undefined;
+    }
+    const parsed = TrackerSchema.shape.tokens.safeParse(tokens);
+    const tx = this.redis.multi().del(this.trackerKey(id)).srem(this.indexKey, id).set(this.removedKey(id), new Date().toISOString(), 'EX', REMOVED_MARK_SECONDS);
+    for (const t of parsed.success ? parsed.data : []) tx.del(this.tokenKey(tokenDigest(t.token)));
     await tx.exec();
     noteChange(`tracker ${id}`, { id }, undefined);
+    await announceTrackerChange(this.redis, this.prefix, id);
     return true;
+  }
+
+  /**
+   * What removing a tracker needs to know of it (its destinations' ids and its partitions), read
+   * from its stored JSON as leniently as possible, so that a tracker that cannot be read can be
+   * removed too. Undefined when there is no such tracker.
+   */
+  async outline(id: string): Promise<{ destinationIds: string[]; partitions: number } | undefined> {
+    const json = await this.redis.get(this.trackerKey(id));
+    if (json === null) return undefined;
+    let stored: { destinations?: unknown; partitions?: unknown } = {};
+    try {
+      stored = JSON.parse(json) as typeof stored;
+    } catch {
+      // Nothing more can be known of it.
+    }
+    const destinations = Array.isArray(stored.destinations) ? (stored.destinations as Array<{ id?: unknown }>) : [];
+    const partitions = TrackerSchema.shape.partitions.safeParse(stored.partitions);
+    return { destinationIds: destinations.flatMap((d) => (typeof d?.id === 'string' ? [d.id] : [])), partitions: partitions.success ? partitions.data : 1 };
+  }
+
+  /** When a tracker of this id was last removed, within REMOVED_MARK_SECONDS. */
+  async removedAt(id: string): Promise<string | undefined> {
+    return (await this.redis.get(this.removedKey(id))) ?? undefined;
   }
 }

@@ -140,6 +140,11 @@ export const ADMIN_PATHS: Record<string, PathItem> = {
   '/admin/api/trackers/{id}': withPath([tracker], {
     get: op('getTracker', { summary: 'A tracker.', ok: ['200', 'The tracker.', ref('schemas/Tracker')], errors: ['AdminNotFound'] }),
     patch: op('updateTracker', { summary: 'Change a tracker’s settings.', body: ref('schemas/TrackerInput'), ok: ['200', 'The tracker.', ref('schemas/Tracker')], errors: ['AdminNotFound'] }),
+    delete: op('removeTracker', {
+      summary: 'Remove a tracker (an admin’s): its tokens stop at once; its destinations, their queued records and dead letters, its backlog and its records not yet routed are discarded. Archive files and a local warehouse file stay.',
+      ok: ['200', 'Removed, with what was discarded.', object({ removed: str, destinations: { type: 'array', items: str }, discarded: object({ queued: int, deadLetters: int, backlog: int }, ['queued', 'deadLetters', 'backlog']) }, ['removed', 'destinations', 'discarded'])],
+      errors: ['AdminNotFound'],
+    }),
   }),
   '/admin/api/trackers/{id}/privacy-rules': withPath([tracker], {
     post: op('setPrivacyRule', {
