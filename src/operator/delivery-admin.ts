@@ -19,7 +19,9 @@ import type { TrackerStore } from '../core/trackers/store';
 import { forgetKeyFile } from './key-files';
 import { sleep } from '../core/sleep';
 import { requestHistoryKey } from '../core/requests/request-history';
-import { describeIssues, TrackerSchema, type Destination } from '../core/trackers/types';
+import { sourceDeliveriesKey } from '../core/trackers/source-deliveries';
+import { dedupKeys } from '../ingest/dedup';
+import { describeIssues, MAX_DEDUP_WINDOW_HOURS, TrackerSchema, type Destination } from '../core/trackers/types';
 
 type WarehouseReads = typeof import('../../connectors/local/query');
 
@@ -139,13 +141,16 @@ export class DeliveryAdmin {
     await this.deps.trackers.remove(trackerId);
     const sweep = async () => {
       for (const id of outline.destinationIds) await this.deleteDestinationKeys(refs, id);
-      // Its request history goes too; its traffic counts expire on their own.
-      await this.deps.redis.del(requestHistoryKey(this.deps.keyspace.basePrefix, trackerId));
+      // Its request history and webhook deliveries go too; its traffic counts expire within a day.
+      const base = this.deps.keyspace.basePrefix;
+      await this.deps.redis.del(requestHistoryKey(base, trackerId), ...outline.sourceIds.map((id) => sourceDeliveriesKey(base, trackerId, id)));
       for (const ref of refs) {
         const prefix = this.deps.keyspace.prefixOf(ref);
         const archive = archiveKeys(prefix, trackerId, ref.partition);
         await this.deps.redis.del(trackerBacklogKey(prefix, trackerId, ref.partition), recentRecordsKey(prefix, trackerId, ref.partition), archive.stream, archive.archived, archive.status);
         await this.deps.redis.srem(backlogIndexKey(prefix), backlogMember(ref));
+        // Its client keys seen, or a tracker made again with this id would answer their repeats as duplicates and not store them.
+        await this.deps.redis.del(...dedupKeys(prefix, trackerId, '', MAX_DEDUP_WINDOW_HOURS, Date.now(), ref.partition).slice(1));
       }
     };
     await sweep();

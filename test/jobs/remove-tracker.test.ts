@@ -20,7 +20,7 @@ import { FAST_WORKER } from '../helpers/fast-worker';
 let api: TestApi;
 let worker: WorkerRuntime;
 let admin: DeliveryAdmin;
-const names = { other: `other-${randomUUID()}`, gone: `gone-${randomUUID()}` };
+const names = { other: `other-${randomUUID()}`, gone: `gone-${randomUUID()}`, again: `again-${randomUUID()}` };
 
 beforeAll(async () => {
   api = await startTestApi({}, { destinations: [{ id: 'm', type: 'memory', enabled: true, settings: { name: names.other } }] });
@@ -37,7 +37,7 @@ const post = (token: string, body: object) => api.http.post('/v3/event').set('Au
 
 test('a removed tracker leaves nothing in Redis but its mark, and its queued records are discarded, not kept', async () => {
   const { tracker, token } = await api.addTracker({ id: 'leaving', destinations: [{ id: 'm', type: 'memory', enabled: true, settings: { name: names.gone } }] });
-  const first = await post(token, { _event: 'delivered' });
+  const first = await post(token, { _event: 'delivered', _id: 'client-key-1' });
   await waitFor(() => memoryDestination(names.gone).events.has(first.body.id), { message: 'delivered before removal' });
   expect(worker.supervisor.leading()).toContain('leaving/m');
   expect(existsSync(spoolDirectory(api.config.dataDir, tracker.id, 'm', 0))).toBe(true);
@@ -64,12 +64,12 @@ test('a removed tracker leaves nothing in Redis but its mark, and its queued rec
   expect(await api.runtime.store.removedAt('leaving')).toEqual(expect.stringMatching(/^\d{4}-\d\d-\d\dT/));
 });
 
-test('a tracker of a removed id can be made again, and gets only its own records', async () => {
-  const { token } = await api.addTracker({ id: 'leaving', destinations: [{ id: 'm', type: 'memory', enabled: true, settings: { name: names.gone } }] });
-  const again = await post(token, { _event: 'anew' });
+test('a tracker of a removed id can be made again, and gets only its own records, its client keys unseen', async () => {
+  const { token } = await api.addTracker({ id: 'leaving', destinations: [{ id: 'm', type: 'memory', enabled: true, settings: { name: names.again } }] });
+  const again = await post(token, { _event: 'anew', _id: 'client-key-1' });
   expect(again.status).toBe(202);
-  await waitFor(() => memoryDestination(names.gone).events.has(again.body.id), { message: 'the new tracker delivered' });
-  expect([...memoryDestination(names.gone).events.values()].map((e) => e.event)).toEqual(['delivered', 'anew']);
+  await waitFor(() => memoryDestination(names.again).events.has(again.body.id), { message: 'the new tracker delivered' });
+  expect([...memoryDestination(names.again).events.values()].map((e) => e.event)).toEqual(['anew']);
 });
 
 test('removing a tracker that does not exist is refused, naming it', async () => {

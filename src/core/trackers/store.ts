@@ -326,18 +326,18 @@ export class TrackerStore {
    * from its stored JSON as leniently as possible, so that a tracker that cannot be read can be
    * removed too. Undefined when there is no such tracker.
    */
-  async outline(id: string): Promise<{ destinationIds: string[]; partitions: number } | undefined> {
+  async outline(id: string): Promise<{ destinationIds: string[]; sourceIds: string[]; partitions: number } | undefined> {
     const json = await this.redis.get(this.trackerKey(id));
     if (json === null) return undefined;
-    let stored: { destinations?: unknown; partitions?: unknown } = {};
+    let stored: { destinations?: unknown; sources?: unknown; partitions?: unknown } = {};
     try {
       stored = JSON.parse(json) as typeof stored;
     } catch {
       // Nothing more can be known of it.
     }
-    const destinations = Array.isArray(stored.destinations) ? (stored.destinations as Array<{ id?: unknown }>) : [];
+    const ids = (list: unknown) => (Array.isArray(list) ? (list as Array<{ id?: unknown } | null>).flatMap((item) => (typeof item?.id === 'string' ? [item.id] : [])) : []);
     const partitions = TrackerSchema.shape.partitions.safeParse(stored.partitions);
-    return { destinationIds: destinations.flatMap((d) => (typeof d?.id === 'string' ? [d.id] : [])), partitions: partitions.success ? partitions.data : 1 };
+    return { destinationIds: ids(stored.destinations), sourceIds: ids(stored.sources), partitions: partitions.success ? partitions.data : 1 };
   }
 
   /** When a tracker of this id was last removed, within REMOVED_MARK_SECONDS. */
