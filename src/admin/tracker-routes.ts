@@ -8,6 +8,7 @@ import type { GuardedRoutes } from './guarded-routes';
 import { readJsonObject } from './json-body';
 import { principalOf } from './auth';
 import { trackerRole } from '../core/access/roles';
+import { removeTracker } from '../operator/remove-tracker';
 
 /**
  * Trackers and their tokens. Bodies go to TrackerService as they are: it checks them with its own
@@ -36,7 +37,7 @@ export function registerTrackerRoutes(routes: GuardedRoutes, deps: AdminDeps): v
 
   // An admin's: it discards what Redis still holds for the tracker (docs/admin-api.md).
   routes.delete('/trackers/:id', 'relay:admin', async (ctx) => {
-    ctx.body = await deps.delivery.removeTracker(ctx.params.id!);
+    ctx.body = await removeTracker(deps.delivery, deps.access.service, ctx.params.id!);
   });
 
   routes.patch('/trackers/:id', 'tracker:edit', async (ctx) => {

@@ -3,6 +3,8 @@ import { buildIntegrationView, renderIntegrationViewText } from '../operator/int
 import { activeTokens } from '../core/trackers/types';
 import { MAX_PARTITIONS } from '../core/redis/keyspace';
 import { withContext } from './context';
+import { AccessService } from '../operator/access-service';
+import { removeTracker } from '../operator/remove-tracker';
 import { json, renderTrackerDetails, renderTrackerList, tokenHint } from './render';
 
 interface JsonFlag {
@@ -146,12 +148,14 @@ export function registerTrackersCommands(program: Command): void {
     .requiredOption('--yes', 'confirm: this cannot be undone')
     .option('--json', 'print JSON')
     .action((id: string, opts: JsonFlag) =>
-      withContext(async ({ admin }) => {
-        const removed = await admin.removeTracker(id);
+      withContext(async (ctx) => {
+        const removed = await removeTracker(ctx.admin, new AccessService(ctx.redis, ctx.config.redisPrefix, ctx.config.publicUrl), id);
         if (opts.json) return print(json(removed));
         const { queued, deadLetters, backlog } = removed.discarded;
         const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
-        print(`Removed tracker ${id}${removed.destinations.length > 0 ? ` and its destinations ${removed.destinations.join(', ')}` : ''}. Discarded ${plural(queued, 'queued record')}, ${plural(deadLetters, 'dead letter')} and ${plural(backlog, 'record')} waiting for a destination.`);
+        const { people, tokens } = removed.revoked;
+        const roles = people + tokens > 0 ? ` Took its roles away from ${people === 1 ? '1 person' : `${people} people`} and ${plural(tokens, 'token')}.` : '';
+        print(`Removed tracker ${id}${removed.destinations.length > 0 ? ` and its destinations ${removed.destinations.join(', ')}` : ''}. Discarded ${plural(queued, 'queued record')}, ${plural(deadLetters, 'dead letter')} and ${plural(backlog, 'record')} waiting for a destination.${roles}`);
       }),
     );
 

@@ -90,6 +90,27 @@ export class AccessService {
     this.keys = accessKeys(prefix);
   }
 
+  /**
+   * Takes a removed tracker out of every person's grants and every token (ApiTokenStore.forgetTracker),
+   * so that a tracker made later with the same id is not open to those who had a role on this one.
+   * The person's sessions stay (nothing they can reach remains of it).
+   */
+  async forgetTracker(trackerId: string): Promise<{ people: number; tokens: number }> {
+    let people = 0;
+    for (const person of await this.people.list()) {
+      if (!Object.hasOwn(person.trackers, trackerId)) continue;
+      await this.change(person.id, (p) => {
+        const trackers = { ...p.trackers };
+        delete trackers[trackerId];
+        return { next: { ...p, trackers }, endSessions: false };
+      });
+      people++;
+    }
+    const tokens = await this.tokens.forgetTracker(trackerId);
+    for (const { before, after } of tokens) noteChange(`token ${after.id}`, viewToken(before, null), viewToken(after, null));
+    return { people, tokens: tokens.length };
+  }
+
   async listPeople(): Promise<PersonView[]> {
     return (await this.people.list()).map(viewPerson);
   }

@@ -209,6 +209,25 @@ describe('tokens', () => {
     expect(JSON.stringify(entry.changes)).toContain('New-Address@example.com');
   });
 
+  test('a removed tracker’s roles and token limits go with it: a tracker made again with its id is not open to them', async () => {
+    await admin().post('/trackers', { name: 'Roles gone', id: 'roles-gone' }).expect(201);
+    const id = await addPerson('had-a-role@example.com', { trackers: { 'roles-gone': 'editor', [api.tracker.id]: 'viewer' } });
+    const session = await signIn('had-a-role@example.com');
+    const limited = (await api.http.post('/admin/api/tokens').set(withCookie(session)).send({ name: 'only it', scopes: ['read'], trackers: ['roles-gone'] }).expect(201)).body.token as string;
+    const service = (await admin().post('/service-tokens', { name: 'svc', scopes: ['read'], grants: { 'roles-gone': 'viewer', [api.tracker.id]: 'viewer' } }).expect(201)).body.token as string;
+    const read = (headers: Record<string, string>, tracker = 'roles-gone') => api.http.get(`/admin/api/trackers/${tracker}`).set(headers).then((r) => r.status);
+    expect([await read(withCookie(session)), await read({ Authorization: `Bearer ${limited}` }), await read({ Authorization: `Bearer ${service}` })]).toEqual([200, 200, 200]);
+
+    const removed = await admin().del('/trackers/roles-gone').expect(200);
+    expect(removed.body.revoked).toEqual({ people: 1, tokens: 2 });
+    expect((await admin().get('/people').expect(200)).body.people.find((p: { id: string }) => p.id === id).trackers).toEqual({ [api.tracker.id]: 'viewer' });
+
+    await admin().post('/trackers', { name: 'Roles gone, again', id: 'roles-gone' }).expect(201);
+    expect([await read(withCookie(session)), await read({ Authorization: `Bearer ${limited}` }), await read({ Authorization: `Bearer ${service}` })]).toEqual([403, 403, 403]);
+    // What else they had stays.
+    expect([await read(withCookie(session), api.tracker.id), await read({ Authorization: `Bearer ${service}` }, api.tracker.id)]).toEqual([200, 200]);
+  });
+
   test('a person removed takes their personal tokens along; a service token stays', async () => {
     const id = await addPerson('leaving@example.com', { trackers: { [api.tracker.id]: 'editor' } });
     const session = await signIn('leaving@example.com');

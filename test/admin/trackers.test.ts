@@ -57,7 +57,7 @@ describe('DELETE /trackers/:id', () => {
     expect(made.status).toBe(201);
     await post('/trackers/short-lived/destinations', { type: 'local', id: 'wh' }).expect(201);
     const removed = await del('/trackers/short-lived');
-    expect({ status: removed.status, body: removed.body }).toEqual({ status: 200, body: { removed: 'short-lived', destinations: ['wh'], discarded: { queued: 0, deadLetters: 0, backlog: 0 } } });
+    expect({ status: removed.status, body: removed.body }).toEqual({ status: 200, body: { removed: 'short-lived', destinations: ['wh'], discarded: { queued: 0, deadLetters: 0, backlog: 0 }, revoked: { people: 0, tokens: 0 } } });
     expect((await get('/trackers/short-lived')).status).toBe(404);
     expect((await get('/trackers')).body.trackers.map((t: { id: string }) => t.id)).not.toContain('short-lived');
     expect((await admin.api.http.post('/v3/event').set('Authorization', `Tracker ${made.body.token}`).send({ _event: 'x' })).status).toBe(401);
@@ -69,7 +69,7 @@ describe('DELETE /trackers/:id', () => {
     const { redis } = admin.api.runtime;
     await redis.set(`${admin.api.prefix}:tracker:unreadable-gone`, '{"id":"unreadable-gone","tokens":');
     await redis.sadd(`${admin.api.prefix}:trackers`, 'unreadable-gone');
-    expect((await del('/trackers/unreadable-gone')).body).toEqual({ removed: 'unreadable-gone', destinations: [], discarded: { queued: 0, deadLetters: 0, backlog: 0 } });
+    expect((await del('/trackers/unreadable-gone')).body).toEqual({ removed: 'unreadable-gone', destinations: [], discarded: { queued: 0, deadLetters: 0, backlog: 0 }, revoked: { people: 0, tokens: 0 } });
     expect((await get('/trackers')).body.unreadable).toEqual([]);
   });
 });

@@ -95,7 +95,7 @@ export const api = {
     get: (id: string) => call<Tracker>('GET', tracker(id)),
     update: (id: string, input: TrackerInput) => call<Tracker>('PATCH', tracker(id), input),
     /** An admin's: what Redis holds for it is discarded (the answer says how much). */
-    remove: (id: string) => call<{ removed: string; destinations: string[]; discarded: { queued: number; deadLetters: number; backlog: number } }>('DELETE', tracker(id)),
+    remove: (id: string) => call<{ removed: string; destinations: string[]; discarded: { queued: number; deadLetters: number; backlog: number }; revoked: { people: number; tokens: number } }>('DELETE', tracker(id)),
     addToken: (id: string) => call<{ tracker: Tracker; token: string }>('POST', `${tracker(id)}/tokens`),
     revokeToken: (id: string, token: string) => call<{ tracker: Tracker; alreadyRevoked: boolean }>('DELETE', `${tracker(id)}/tokens/${seg(token)}`),
     integration: (id: string) => call<IntegrationView>('GET', `${tracker(id)}/integration`),

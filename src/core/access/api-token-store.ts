@@ -1,3 +1,4 @@
+import { LuaScript } from '../redis/lua-script';
 import { randomBytes } from 'node:crypto';
 import * as z from 'zod';
 import type { RedisClient } from '../redis/cluster';
@@ -49,6 +50,12 @@ export function tokenState(t: ApiToken, now = Date.now()): ApiTokenView['state']
 export function looksLikeApiToken(text: string): boolean {
   return /^tb[ps]_/.test(text);
 }
+
+// Writes a token's new JSON if it is still what the caller read.
+const SET_IF_SAME = new LuaScript(`
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+return 1`);
 
 /** How often a token's last use is written: a busy script does not write on every call. */
 const LAST_USE_EVERY_MS = 60_000;
@@ -102,6 +109,27 @@ export class ApiTokenStore {
     if (!before) return undefined;
     if (!before.revokedAt) await this.redis.hset(this.keys.tokens, id, JSON.stringify({ ...before, revokedAt: new Date().toISOString() }));
     return before;
+  }
+
+  /**
+   * Takes a removed tracker out of every token: out of a service token's grants, and out of the
+   * trackers a token is limited to (one limited to it alone then reaches nothing, rather than
+   * everything). Returns the tokens changed, as they were and are.
+   */
+  async forgetTracker(trackerId: string): Promise<Array<{ before: ApiToken; after: ApiToken }>> {
+    const changed: Array<{ before: ApiToken; after: ApiToken }> = [];
+    for (const [id, json] of Object.entries(await this.redis.hgetall(this.keys.tokens))) {
+      const before = ApiTokenSchema.parse(JSON.parse(json));
+      const granted = before.grants !== undefined && Object.hasOwn(before.grants.trackers, trackerId);
+      const limited = before.trackers?.includes(trackerId) === true;
+      if (!granted && !limited) continue;
+      const after = structuredClone(before);
+      if (granted) delete after.grants!.trackers[trackerId];
+      if (limited) after.trackers = after.trackers!.filter((t) => t !== trackerId);
+      // Only if unchanged meanwhile: a token revoked at the same moment stays revoked.
+      if ((await SET_IF_SAME.run(this.redis, 1, this.keys.tokens, id, json, JSON.stringify(after))) === 1) changed.push({ before, after });
+    }
+    return changed;
   }
 
   /** Forgets every token of a person who is removed. */

@@ -141,8 +141,8 @@ export const ADMIN_PATHS: Record<string, PathItem> = {
     get: op('getTracker', { summary: 'A tracker.', ok: ['200', 'The tracker.', ref('schemas/Tracker')], errors: ['AdminNotFound'] }),
     patch: op('updateTracker', { summary: 'Change a tracker’s settings.', body: ref('schemas/TrackerInput'), ok: ['200', 'The tracker.', ref('schemas/Tracker')], errors: ['AdminNotFound'] }),
     delete: op('removeTracker', {
-      summary: 'Remove a tracker (an admin’s): its tokens stop at once; its destinations, their queued records and dead letters, its backlog and its records not yet routed are discarded. Archive files and a local warehouse file stay.',
-      ok: ['200', 'Removed, with what was discarded.', object({ removed: str, destinations: { type: 'array', items: str }, discarded: object({ queued: int, deadLetters: int, backlog: int }, ['queued', 'deadLetters', 'backlog']) }, ['removed', 'destinations', 'discarded'])],
+      summary: 'Remove a tracker (an admin’s): its tokens stop at once; its destinations, their queued records and dead letters, its backlog and its records not yet routed are discarded. Every role and token limit on it is taken away, so that a tracker made later with the same id is not open to them. Archive files and a local warehouse file stay.',
+      ok: ['200', 'Removed, with what was discarded.', object({ removed: str, destinations: { type: 'array', items: str }, discarded: object({ queued: int, deadLetters: int, backlog: int }, ['queued', 'deadLetters', 'backlog']), revoked: object({ people: int, tokens: int }, ['people', 'tokens']) }, ['removed', 'destinations', 'discarded', 'revoked'])],
       errors: ['AdminNotFound'],
     }),
   }),
