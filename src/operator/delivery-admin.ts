@@ -19,6 +19,8 @@ import type { TrackerStore } from '../core/trackers/store';
 import { forgetKeyFile } from './key-files';
 import { sleep } from '../core/sleep';
 import { requestHistoryKey } from '../core/requests/request-history';
+import { BUCKET_MINUTES, bucketOf, WINDOW_MINUTES } from '../core/series/minutes';
+import { trafficKey } from '../core/series/traffic';
 import { sourceDeliveriesKey } from '../core/trackers/source-deliveries';
 import { dedupKeys } from '../ingest/dedup';
 import { describeIssues, MAX_DEDUP_WINDOW_HOURS, TrackerSchema, type Destination } from '../core/trackers/types';
@@ -48,6 +50,9 @@ export interface DestinationView extends Destination {
   /** Its backfill under way, or the last one (jobs/history/backfill.ts); absent when it never had one. */
   backfill?: BackfillView;
 }
+
+/** Traffic buckets that may still exist: the next one (a clock ahead), the window's, and those that expire a day after they end. */
+const TRAFFIC_BUCKETS_KEPT = (2 * WINDOW_MINUTES) / BUCKET_MINUTES + 3;
 
 /** What removing a tracker discarded, for the operator to see. */
 export interface RemovedTracker {
@@ -141,9 +146,11 @@ export class DeliveryAdmin {
     await this.deps.trackers.remove(trackerId);
     const sweep = async () => {
       for (const id of outline.destinationIds) await this.deleteDestinationKeys(refs, id);
-      // Its request history and webhook deliveries go too; its traffic counts expire within a day.
-      const base = this.deps.keyspace.basePrefix;
-      await this.deps.redis.del(requestHistoryKey(base, trackerId), ...outline.sourceIds.map((id) => sourceDeliveriesKey(base, trackerId, id)));
+      // Its request history, webhook deliveries and traffic counts go too (relay-wide keys, one slot).
+      const global = this.deps.keyspace.global;
+      const now = bucketOf(Date.now());
+      const traffic = Array.from({ length: TRAFFIC_BUCKETS_KEPT }, (_, i) => trafficKey(global, trackerId, now + 1 - i));
+      await this.deps.redis.del(requestHistoryKey(global, trackerId), ...outline.sourceIds.map((id) => sourceDeliveriesKey(global, trackerId, id)), ...traffic);
       for (const ref of refs) {
         const prefix = this.deps.keyspace.prefixOf(ref);
         const archive = archiveKeys(prefix, trackerId, ref.partition);
