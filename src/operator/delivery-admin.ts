@@ -129,12 +129,13 @@ export class DeliveryAdmin {
 
   /**
    * Removes a tracker (one that cannot be read too) with what Redis keeps for it: its tokens stop
-   * at once (401), each destination goes as removeDestination does, its backlog, recent records,
-   * request history and the archive stream not yet on disk are deleted, and its records still waiting to be routed are
-   * discarded by the router (TrackerStore.remove's mark). Files stay: the archive's files under
-   * ARCHIVE_DIR and a local warehouse's DuckDB file are the owner's data. A routing step under way
-   * at that moment may write once more into a destination's stream: those keys are deleted again
-   * after `sweepAfterMs`.
+   * at once (401); each destination goes as removeDestination does; its backlog, recent records,
+   * archive stream not yet on disk, request history, traffic counts, webhook deliveries and client
+   * keys seen are deleted; its records still waiting to be routed are discarded by the router
+   * (TrackerStore.remove's mark). Files stay: the archive's files under ARCHIVE_DIR and a local
+   * warehouse's DuckDB file are the owner's data. A routing step under way at that moment may write
+   * once more into a destination's stream: those keys are deleted again after `sweepAfterMs`.
+   * Roles on it are AccessService.forgetTracker's (src/operator/remove-tracker.ts).
    */
   async removeTracker(trackerId: string, sweepAfterMs = 1_500): Promise<RemovedTracker> {
     // An id that could never have been created is not worth a Redis key built from it.
