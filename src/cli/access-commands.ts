@@ -16,7 +16,8 @@ function print(text: string): void {
   process.stdout.write(`${text}\n`);
 }
 
-function accessOf(ctx: CliContext): AccessService {
+/** The people, tokens and roles of the relay the command talks to (src/operator/access-service.ts). */
+export function accessOf(ctx: CliContext): AccessService {
   return new AccessService(ctx.redis, ctx.config.redisPrefix, ctx.config.publicUrl);
 }
 

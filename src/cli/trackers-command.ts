@@ -3,7 +3,7 @@ import { buildIntegrationView, renderIntegrationViewText } from '../operator/int
 import { activeTokens } from '../core/trackers/types';
 import { MAX_PARTITIONS } from '../core/redis/keyspace';
 import { withContext } from './context';
-import { AccessService } from '../operator/access-service';
+import { accessOf } from './access-commands';
 import { removeTracker } from '../operator/remove-tracker';
 import { json, renderTrackerDetails, renderTrackerList, tokenHint } from './render';
 
@@ -149,7 +149,7 @@ export function registerTrackersCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action((id: string, opts: JsonFlag) =>
       withContext(async (ctx) => {
-        const removed = await removeTracker(ctx.admin, new AccessService(ctx.redis, ctx.config.redisPrefix, ctx.config.publicUrl), id);
+        const removed = await removeTracker(ctx.admin, accessOf(ctx), id);
         if (opts.json) return print(json(removed));
         const { queued, deadLetters, backlog } = removed.discarded;
         const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;

@@ -87,6 +87,16 @@ function readJson(id: string, json: string): unknown {
   }
 }
 
+/** A stored tracker's top-level fields, whatever its JSON holds: none when it is not an object (removal reads what it can). */
+function storedFields(json: string): Record<string, unknown> {
+  try {
+    const value = JSON.parse(json) as unknown;
+    return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
 function asTracker(id: string, stored: unknown): Tracker {
   const tracker = TrackerSchema.safeParse(stored);
   if (!tracker.success) throw notATracker(id, tracker.error);
@@ -306,13 +316,7 @@ export class TrackerStore {
   async remove(id: string): Promise<boolean> {
     const json = await this.redis.get(this.trackerKey(id));
     if (json === null) return false;
-    let tokens: unknown;
-    try {
-      tokens = (JSON.parse(json) as { tokens?: unknown }).tokens;
-    } catch {
-      tokens = undefined;
-    }
-    const parsed = TrackerSchema.shape.tokens.safeParse(tokens);
+    const parsed = TrackerSchema.shape.tokens.safeParse(storedFields(json).tokens);
     const tx = this.redis.multi().del(this.trackerKey(id)).srem(this.indexKey, id).set(this.removedKey(id), new Date().toISOString(), 'EX', REMOVED_MARK_SECONDS);
     for (const t of parsed.success ? parsed.data : []) tx.del(this.tokenKey(tokenDigest(t.token)));
     await tx.exec();
@@ -329,12 +333,7 @@ export class TrackerStore {
   async outline(id: string): Promise<{ destinationIds: string[]; sourceIds: string[]; partitions: number } | undefined> {
     const json = await this.redis.get(this.trackerKey(id));
     if (json === null) return undefined;
-    let stored: { destinations?: unknown; sources?: unknown; partitions?: unknown } = {};
-    try {
-      stored = JSON.parse(json) as typeof stored;
-    } catch {
-      // Nothing more can be known of it.
-    }
+    const stored = storedFields(json);
     const ids = (list: unknown) => (Array.isArray(list) ? (list as Array<{ id?: unknown } | null>).flatMap((item) => (typeof item?.id === 'string' ? [item.id] : [])) : []);
     const partitions = TrackerSchema.shape.partitions.safeParse(stored.partitions);
     return { destinationIds: ids(stored.destinations), sourceIds: ids(stored.sources), partitions: partitions.success ? partitions.data : 1 };
